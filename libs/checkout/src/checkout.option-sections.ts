@@ -5,6 +5,7 @@ import {
   HubtelOption,
   HubtelShutdownOptionsDto,
 } from '#internal';
+import { CHECKOUT_DEFAULTS } from './checkout.constants.js';
 
 const MAX_DELAY_MS = 30 * 24 * 3600_000;
 /** The defaults that need the status check, on when the account has a POS Sales ID. */
@@ -23,19 +24,19 @@ export class CheckoutAmountToleranceOptions {
 
 /** Re-checks of a callback's payment whose status check does not show it yet. */
 export class CheckoutRecheckOptions {
-  /** Checks after the first one (0: reject at once); the status check can lag. Default 3. */
-  @HubtelOption({ int: [0, 10], default: 3 })
+  /** Checks after the first one (0: reject at once). Default 3. */
+  @HubtelOption({ int: [0, 10], default: CHECKOUT_DEFAULTS.recheckAttempts })
   attempts?: number;
 
   /** Wait before the first re-check; each next one waits twice as long. Default 2000 ms. */
-  @HubtelOption({ int: [0, 60_000], default: 2_000 })
+  @HubtelOption({ int: [0, 60_000], default: CHECKOUT_DEFAULTS.recheckDelayMs })
   delayMs?: number;
 
   /** Longest wait between two re-checks. Default 10000 ms (or `delayMs` when longer). */
   @HubtelOption({
     int: [0, 60_000],
     atLeast: 'delayMs',
-    defaultFrom: (recheck) => Math.max(10_000, recheck.delayMs as number),
+    defaultFrom: (recheck) => Math.max(CHECKOUT_DEFAULTS.recheckMaxDelayMs, recheck.delayMs as number),
   })
   maxDelayMs?: number;
 
@@ -43,7 +44,7 @@ export class CheckoutRecheckOptions {
    * Shortest time between two status checks of one invoice's paid callbacks, however many come
    * (forged copies cost at most one check this often). Default 10000 ms.
    */
-  @HubtelOption({ int: [0, 60_000], default: 10_000 })
+  @HubtelOption({ int: [0, 60_000], default: CHECKOUT_DEFAULTS.recheckMinIntervalMs })
   minIntervalMs?: number;
 }
 
@@ -73,34 +74,31 @@ export class CheckoutReconciliationOptions {
   enabled?: boolean;
 
   /** Age of an invoice before its first check. Default 5 minutes (Hubtel's advice). */
-  @HubtelOption({ int: [0, MAX_DELAY_MS], default: 5 * 60_000 })
+  @HubtelOption({ int: [0, MAX_DELAY_MS], default: CHECKOUT_DEFAULTS.reconcileDelayMs })
   delayMs?: number;
 
   /** How often the reconciler looks for invoices due, and the first re-check spacing. Default 1 minute. */
-  @HubtelOption({ int: [5, MAX_DELAY_MS], default: 60_000 })
+  @HubtelOption({ int: [5, MAX_DELAY_MS], default: CHECKOUT_DEFAULTS.reconcileIntervalMs })
   intervalMs?: number;
 
   /** Re-checks of one invoice back off (doubling) up to this. Default 1 hour (or `intervalMs` if longer). */
   @HubtelOption({
     int: [5, MAX_DELAY_MS],
     atLeast: 'intervalMs',
-    defaultFrom: (rec) => Math.max(3600_000, rec.intervalMs as number),
+    defaultFrom: (rec) => Math.max(CHECKOUT_DEFAULTS.reconcileMaxIntervalMs, rec.intervalMs as number),
   })
   maxIntervalMs?: number;
 
   /** Stop checking (and emit `expired`) this long after creation. Default 24 hours. */
-  @HubtelOption({ int: [1, 365 * 24 * 3600_000], default: 24 * 3600_000 })
+  @HubtelOption({ int: [1, 365 * 24 * 3600_000], default: CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs })
   giveUpAfterMs?: number;
 
-  /**
-   * Status checks of one unpaid invoice at most (anyone can create invoices: a flood's cost), the last
-   * at `giveUpAfterMs`. Default 8: at 5, 6, 8, 12, 20, 36, 68 min and 24 h.
-   */
-  @HubtelOption({ int: [1, 10_000], default: 8 })
+  /** Status checks of one unpaid invoice at most (a flood's cost), the last at `giveUpAfterMs`. Default 8. */
+  @HubtelOption({ int: [1, 10_000], default: CHECKOUT_DEFAULTS.reconcileMaxChecks })
   maxChecks?: number;
 
   /** Status checks at once. Default 4. */
-  @HubtelOption({ int: [1, 64], default: 4 })
+  @HubtelOption({ int: [1, 64], default: CHECKOUT_DEFAULTS.reconcileConcurrency })
   concurrency?: number;
 }
 

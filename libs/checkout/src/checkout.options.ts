@@ -29,7 +29,12 @@ import {
   httpParts,
   type HubtelHttpParts,
 } from '#internal';
-import { CHECKOUT_DEFAULT_ACCOUNT, CHECKOUT_DEFAULT_CALLBACK_PATH, NOT_BLANK } from './checkout.constants.js';
+import {
+  CHECKOUT_DEFAULTS,
+  CHECKOUT_DEFAULT_ACCOUNT,
+  CHECKOUT_DEFAULT_CALLBACK_PATH,
+  NOT_BLANK,
+} from './checkout.constants.js';
 import {
   CheckoutAmountToleranceOptions,
   CheckoutRecheckOptions,
@@ -108,11 +113,15 @@ export class CheckoutModuleOptions extends CheckoutAccountSettings {
   store?: HubtelStore | InjectionToken;
 
   /** How long invoices are kept (a callback for a forgotten one is rejected). Default 30 days. */
-  @HubtelOption({ int: 60_000, account: 'defaultOnly', default: 30 * 24 * 3600_000 })
+  @HubtelOption({ int: 60_000, account: 'defaultOnly', default: CHECKOUT_DEFAULTS.invoiceTtlMs })
   invoiceTtlMs?: number;
 
-  /** Callback bodies larger than this are answered 413 (the platform's are a few hundred bytes). Default 64 KiB. */
-  @HubtelOption({ int: [1024, 10 * 1024 * 1024], account: 'defaultOnly', default: 64 * 1024 })
+  /** Callback bodies larger than this are answered 413. Default 64 KiB. */
+  @HubtelOption({
+    int: [1024, 10 * 1024 * 1024],
+    account: 'defaultOnly',
+    default: CHECKOUT_DEFAULTS.maxCallbackBodyBytes,
+  })
   maxCallbackBodyBytes?: number;
 
   /** The instance's status checks a minute, shared with ServiceAppModule. Default 600. */

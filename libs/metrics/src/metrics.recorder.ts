@@ -119,7 +119,12 @@ function buildMetrics(registry: Registry, options: HubtelMetricsModuleOptions) {
   }
   const counter = <L extends string>(name: string, help: string, ...labelNames: L[]): Counter<L> =>
     reuse(registry, prefix + name, (full) => new Counter<L>({ name: full, help, labelNames, registers: [] }));
-  const histogram = <L extends string>(name: string, help: string, buckets: number[], ...labelNames: L[]) =>
+  const histogram = <L extends string>(
+    name: string,
+    help: string,
+    buckets: readonly number[],
+    ...labelNames: L[]
+  ) =>
     reuse(
       registry,
       prefix + name,

@@ -1,4 +1,5 @@
 import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
+import { DEFAULT_USSD_SCREEN, HUBTEL_DEFAULT_BASE_URLS } from '#internal';
 
 /** Injection tokens: resolved options, store, pipeline, access policy, transport, accounts. */
 export const SERVICE_APP_OPTIONS = Symbol('HUBTEL_SERVICE_APP_OPTIONS');
@@ -43,6 +44,18 @@ export function accountOf(stored: { account?: string | undefined }): string {
   return stored.account ?? HUBTEL_DEFAULT_ACCOUNT;
 }
 
+/** The USSD screen (core's) and its menu navigation (`ussd` option). */
+export const SERVICE_APP_USSD_DEFAULTS = Object.freeze({
+  ...DEFAULT_USSD_SCREEN,
+  /** Replace characters outside GSM-7 (é stays, ’ → ', ñ stays, ŋ → ?) to keep the 182 screen. */
+  transliterate: false,
+  /** The platform SDK's keys and labels of a long menu's pages. */
+  moreKey: '9',
+  moreLabel: 'More',
+  backKey: '8',
+  backLabel: 'Back',
+});
+
 /** The contract's paths: `POST {service_app_url}/api/service-flow`, `/api/fulfillment`. */
 export const SERVICE_APP_ROUTES = Object.freeze({
   prefix: 'api',
@@ -50,21 +63,42 @@ export const SERVICE_APP_ROUTES = Object.freeze({
   fulfillment: 'fulfillment',
 });
 
-/** What no option sets (the options' defaults are at their declarations). */
 export const SERVICE_APP_DEFAULTS = Object.freeze({
+  /** The platform's fulfillment callback receiver (platform facts: port 9055, not 443). */
+  callbackUrl: HUBTEL_DEFAULT_BASE_URLS.fulfillment,
+  callbackTimeoutMs: 15_000,
+  /** An idle session is forgotten after this long (sliding: every answer renews it). */
+  sessionTtlMs: 10 * 60_000,
+  /** A session with no answer yet is forgotten sooner: abandoned (or forged) starts cost little. */
+  sessionStartTtlMs: 2 * 60_000,
+  /** Most sessions awaiting their first answer at once, per instance (~600 B each). */
+  maxPendingSessions: 50_000,
   /**
-   * A payment not recorded yet is re-checked (`verification.recheckForMs`) at most `checks` times in
-   * all: a forged request costs no more.
+   * A payment not recorded yet is re-checked for 10 min with growing gaps, at most `checks` status
+   * checks in all (a forged request costs no more); 60 s caps the backoff of other failures.
    */
   verification: Object.freeze({
+    recheckForMs: 10 * 60_000,
+    baseDelayMs: 2_000,
+    maxDelayMs: 60_000,
     checks: 6,
     /** Runs of the payment job that fail on something else than the status check (the store). */
     attempts: 3,
     /** A refused order's record: long enough to answer its re-sends `duplicate`, not for days. */
     refusedTtlMs: 6 * 3600_000,
   }),
+  /** A cart waits this long for its fulfillment request (payment can take a while). */
+  cartTtlMs: 24 * 3600_000,
+  /** USSD allows 5 s per answer (platform facts); answer "try again" before the platform times out. */
+  stepBudgetMs: 4_000,
   /** A step still waiting on a slow store this long after the budget is answered `messages.outage`. */
   storeGraceMs: 250,
+  backInput: '0',
+  requireCart: true,
+  /** Handler attempts (first included) before the order is reported `failed`. */
+  fulfillmentRetry: Object.freeze({ maxAttempts: 5, baseDelayMs: 1_000, maxDelayMs: 60_000 }),
+  /** Callback retries: until accepted or the deadline (platform facts: within one hour). */
+  callbackRetry: Object.freeze({ baseDelayMs: 2_000, maxDelayMs: 5 * 60_000, deadlineMs: 3600_000 }),
   /** Most `goTo` hops within one answer (a loop in a flow is a bug: stop it). */
   maxRedirects: 16,
 });

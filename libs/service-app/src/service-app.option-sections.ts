@@ -1,7 +1,6 @@
 import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { HubtelConfigError } from 'nestjs-hubtel';
 import {
-  DEFAULT_USSD_SCREEN,
   HUBTEL_DEFAULT_BASE_URLS,
   HUBTEL_ENV,
   HubtelOption,
@@ -9,7 +8,13 @@ import {
   declareCredentials,
   rules,
 } from '#internal';
-import { SERVICE_APP_DEFAULT_MESSAGES } from './service-app.constants.js';
+import {
+  SERVICE_APP_DEFAULT_MESSAGES,
+  SERVICE_APP_DEFAULTS,
+  SERVICE_APP_USSD_DEFAULTS,
+} from './service-app.constants.js';
+
+const D = SERVICE_APP_DEFAULTS;
 
 /** A key (`9`) or label (`More`) of the USSD menu pages. */
 const IsUssdText = (maxLength: number) => rules(IsString(), IsNotEmpty(), MaxLength(maxLength));
@@ -28,7 +33,7 @@ export class ServiceAppStatusCheckOptions extends declareCredentials({
   url?: string;
 
   /** Time-out of one status check, ms. Default 15000. */
-  @HubtelOption({ int: [1, 600_000], default: 15_000 })
+  @HubtelOption({ int: [1, 600_000], default: D.callbackTimeoutMs })
   timeoutMs?: number;
 }
 
@@ -48,10 +53,7 @@ function backoffOptions(defaults: { baseDelayMs: number; maxDelayMs: number }) {
   return BackoffOptions;
 }
 
-export class ServiceAppRecheckDelayOptions extends backoffOptions({
-  baseDelayMs: 2_000,
-  maxDelayMs: 60_000,
-}) {}
+export class ServiceAppRecheckDelayOptions extends backoffOptions(D.verification) {}
 
 /** How fulfillment requests are verified before any handler runs. */
 export class ServiceAppVerificationOptions {
@@ -60,7 +62,7 @@ export class ServiceAppVerificationOptions {
   enabled?: boolean;
 
   /** A payment not recorded yet is checked again this long (6 checks at most). Default 10 min, ≤ 1 h. */
-  @HubtelOption({ int: [0, 3_600_000], default: 10 * 60_000 })
+  @HubtelOption({ int: [0, 3_600_000], default: D.verification.recheckForMs })
   recheckForMs?: number;
 
   /** First re-check (`baseDelayMs`, default 2 s), and the cap (`maxDelayMs`, 60 s) of failed runs. */
@@ -75,35 +77,35 @@ export class ServiceAppVerificationOptions {
 /** The USSD channel (`Platform: USSD` or a telco `Operator`): menus written into `Message`, paged. */
 export class ServiceAppUssdOptions {
   /** Characters of a GSM 7-bit screen. Default 182. */
-  @HubtelOption({ int: [60, 1_000], default: DEFAULT_USSD_SCREEN.screenSize })
+  @HubtelOption({ int: [60, 1_000], default: SERVICE_APP_USSD_DEFAULTS.screenSize })
   screenSize?: number;
 
   /** Characters of a screen holding any character outside GSM-7. Default 70. */
   @HubtelOption({
     int: [40, 1_000],
     atMost: 'screenSize',
-    default: DEFAULT_USSD_SCREEN.unicodeScreenSize,
+    default: SERVICE_APP_USSD_DEFAULTS.unicodeScreenSize,
   })
   unicodeScreenSize?: number;
 
-  /** Replace characters outside GSM-7 (`’` → `'`, é and ñ stay, others `?`) to keep the 182. Default false. */
-  @HubtelOption({ bool: true, default: false })
+  /** Replace characters outside GSM-7 (`’` → `'`, others `?`) to keep the 182. Default false. */
+  @HubtelOption({ bool: true, default: SERVICE_APP_USSD_DEFAULTS.transliterate })
   transliterate?: boolean;
 
-  /** Key of the entry to a long menu's next page. Default `9` (the keys and labels: the platform SDK's). */
-  @HubtelOption({ is: IsUssdText(4), default: '9' })
+  /** Key of the entry to a long menu's next page. Default `9`. */
+  @HubtelOption({ is: IsUssdText(4), default: SERVICE_APP_USSD_DEFAULTS.moreKey })
   moreKey?: string;
 
   /** Label of the entry to a long menu's next page. Default `More`. */
-  @HubtelOption({ is: IsUssdText(30), default: 'More' })
+  @HubtelOption({ is: IsUssdText(30), default: SERVICE_APP_USSD_DEFAULTS.moreLabel })
   moreLabel?: string;
 
   /** Key of the entry to a long menu's previous page. Default `8`. */
-  @HubtelOption({ is: IsUssdText(4), default: '8' })
+  @HubtelOption({ is: IsUssdText(4), default: SERVICE_APP_USSD_DEFAULTS.backKey })
   backKey?: string;
 
   /** Label of the entry to a long menu's previous page. Default `Back`. */
-  @HubtelOption({ is: IsUssdText(30), default: 'Back' })
+  @HubtelOption({ is: IsUssdText(30), default: SERVICE_APP_USSD_DEFAULTS.backLabel })
   backLabel?: string;
 
   /** More `Operator` values that mean USSD (a telco not built in), any case, country suffix allowed. */
@@ -116,22 +118,16 @@ export class ServiceAppUssdOptions {
 }
 
 /** `callbackRetry`: backoff until the platform accepts, or the deadline. */
-export class ServiceAppCallbackRetryOptions extends backoffOptions({
-  baseDelayMs: 2_000,
-  maxDelayMs: 5 * 60_000,
-}) {
+export class ServiceAppCallbackRetryOptions extends backoffOptions(D.callbackRetry) {
   /** Default one hour, the platform's limit. */
-  @HubtelOption({ int: 1, default: 3600_000 })
+  @HubtelOption({ int: 1, default: D.callbackRetry.deadlineMs })
   deadlineMs?: number;
 }
 
 /** `fulfillmentRetry`: attempts of the @OnFulfillment handler, and their backoff. */
-export class ServiceAppFulfillmentRetryOptions extends backoffOptions({
-  baseDelayMs: 1_000,
-  maxDelayMs: 60_000,
-}) {
+export class ServiceAppFulfillmentRetryOptions extends backoffOptions(D.fulfillmentRetry) {
   /** Attempts in all, the first one included (at most 100). Default 5. */
-  @HubtelOption({ int: [1, 100], default: 5 })
+  @HubtelOption({ int: [1, 100], default: D.fulfillmentRetry.maxAttempts })
   maxAttempts?: number;
 }
 

@@ -1,5 +1,5 @@
 import { HubtelConfigError, MemoryStore } from 'nestjs-hubtel';
-import { SERVICE_APP_DEFAULT_MESSAGES } from './service-app.constants.js';
+import { SERVICE_APP_DEFAULT_MESSAGES, SERVICE_APP_DEFAULTS } from './service-app.constants.js';
 import { serviceAppOptionsFromEnv } from './service-app.options.js';
 import { SERVICE_APP_OPTIONS_RECIPE, type ServiceAppModuleOptions } from './service-app.options.js';
 
@@ -25,7 +25,7 @@ describe('resolveServiceAppOptions', () => {
       stepBudgetMs: 4_000,
       backInputs: ['0'],
       requireCart: true,
-      sessionTtlMs: 600_000,
+      sessionTtlMs: SERVICE_APP_DEFAULTS.sessionTtlMs,
       defaultCountryCode: '233',
       flows: [],
     });

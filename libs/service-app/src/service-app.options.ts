@@ -24,6 +24,7 @@ import {
 } from '#internal';
 import {
   SERVICE_APP_DEFAULT_MESSAGES,
+  SERVICE_APP_DEFAULTS,
   type ServiceAppMessages,
   SERVICE_APP_SCOPE,
 } from './service-app.constants.js';
@@ -39,6 +40,8 @@ import {
   type ServiceAppRecheckDelayOptions,
   resolveBackInputs,
 } from './service-app.option-sections.js';
+
+const D = SERVICE_APP_DEFAULTS;
 
 const ServiceAppAccessOptions = declareAccessOptions(HUBTEL_ENV.serviceAppPathSecret);
 const ServiceAppCallbackCredentials = declareCredentials({
@@ -60,8 +63,8 @@ export class ServiceAppModuleWideOptions {
   @HubtelOption({ nested: () => HubtelStatusCheckBudgetOptionsDto, account: 'defaultOnly', default: {} })
   statusCheckBudget?: HubtelStatusCheckBudgetOptions;
 
-  /** Most sessions waiting for a first answer, per instance (~600 B each); then the oldest gives way. Default 50,000. */
-  @HubtelOption({ int: [1, 10_000_000], account: 'defaultOnly', default: 50_000 })
+  /** Most sessions waiting for a first answer, per instance; then the oldest gives way. Default 50,000. */
+  @HubtelOption({ int: [1, 10_000_000], account: 'defaultOnly', default: D.maxPendingSessions })
   maxPendingSessions?: number;
 
   /** A HubtelStore or its token. Default: the app's `HUBTEL_STORE`, else a MemoryStore (lost on restart). */
@@ -97,8 +100,8 @@ export class ServiceAppModuleOptions extends ServiceAppModuleWideOptions {
   @HubtelOption({ nested: () => ServiceAppVerificationOptions, account: 'merged', default: {} })
   verification?: ServiceAppVerificationOptions;
 
-  /** The platform's fulfillment callback receiver. Default `https://gs-callback.hubtel.com:9055` (not 443). */
-  @HubtelOption({ url: true, env: HUBTEL_ENV.callbackUrl, default: HUBTEL_DEFAULT_BASE_URLS.fulfillment })
+  /** The platform's fulfillment callback receiver. Default `https://gs-callback.hubtel.com:9055`. */
+  @HubtelOption({ url: true, env: HUBTEL_ENV.callbackUrl, default: D.callbackUrl })
   callbackUrl?: string;
 
   /** The callback's Basic-auth pair, if you have one; a named account's own when the default has one. */
@@ -106,35 +109,35 @@ export class ServiceAppModuleOptions extends ServiceAppModuleWideOptions {
   callbackCredentials?: HubtelCredentials;
 
   /** Time-out of one callback POST, ms. Default 15000. */
-  @HubtelOption({ int: [1, 600_000], default: 15_000 })
+  @HubtelOption({ int: [1, 600_000], default: D.callbackTimeoutMs })
   callbackTimeoutMs?: number;
 
   /** An idle session is forgotten after this long (renewed by every answer). Default 10 min. */
-  @HubtelOption({ int: 1, default: 10 * 60_000 })
+  @HubtelOption({ int: 1, default: D.sessionTtlMs })
   sessionTtlMs?: number;
 
-  /** A start with no answer yet (abandoned, or forged) is forgotten sooner. Default 2 min, ≤ `sessionTtlMs`. */
+  /** A started session with no answer yet is forgotten after this long. Default 2 min, ≤ `sessionTtlMs`. */
   @HubtelOption({
     int: 1,
     atMost: 'sessionTtlMs',
-    defaultFrom: (options) => Math.min(2 * 60_000, options.sessionTtlMs as number),
+    defaultFrom: (options) => Math.min(D.sessionStartTtlMs, options.sessionTtlMs as number),
   })
   sessionStartTtlMs?: number;
 
-  /** How long a cart waits for its fulfillment request (payment can take a while). Default 24 h. */
-  @HubtelOption({ int: 1, default: 24 * 3600_000 })
+  /** How long a cart waits for its fulfillment request. Default 24 h. */
+  @HubtelOption({ int: 1, default: D.cartTtlMs })
   cartTtlMs?: number;
 
   /** Longest a step may take before "please try again" is answered. Default 4000 ms (USSD allows 5 s). */
-  @HubtelOption({ int: [1, 60_000], default: 4_000 })
+  @HubtelOption({ int: [1, 60_000], default: D.stepBudgetMs })
   stepBudgetMs?: number;
 
   /** Entries that return to the previous prompt. Default `'0'`; `false` turns "back" off. */
-  @HubtelOption({ default: '0' })
+  @HubtelOption({ default: D.backInput })
   backInput?: string | readonly string[] | false;
 
   /** Refuse fulfillment requests with no AddToCart answered here. Default true (off: `access` only). */
-  @HubtelOption({ bool: true, default: true })
+  @HubtelOption({ bool: true, default: D.requireCart })
   requireCart?: boolean;
 
   /** Path secret and IP allow-list of both endpoints; a named account's path secret is its own. */

@@ -1,4 +1,5 @@
 import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_BASE_URLS } from '#internal';
 
 /** Injection tokens: resolved options, the default transport, and the named accounts' factory. */
 export const SMS_OPTIONS = Symbol('nestjs-hubtel:SMS_OPTIONS');
@@ -11,6 +12,16 @@ export const SMS_PATHS = Object.freeze({
   send: '/v1/messages/send',
   message: (messageId: string) => `/v1/messages/${encodeURIComponent(messageId)}`,
   batch: (batchId: string) => `/v1/messages/batch/${encodeURIComponent(batchId)}`,
+});
+
+export const SMS_DEFAULTS = Object.freeze({
+  baseUrl: HUBTEL_DEFAULT_BASE_URLS.sms,
+  /** Alphanumeric sender ids are limited to 11 characters by the SMS networks. */
+  maxSenderLength: 11,
+  /** Recipients per batch (no documented maximum): small requests, a failed batch cheap to account for. */
+  batchSize: 100,
+  /** Batches in flight at once. */
+  concurrency: 4,
 });
 
 /** Upper bounds that catch typos (batchSize: 1e6) at bootstrap. */

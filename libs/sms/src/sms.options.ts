@@ -1,7 +1,6 @@
 import { IsOptional, IsString, Matches } from 'class-validator';
 import { HubtelConfigError, type HubtelAccountResolver } from 'nestjs-hubtel';
 import {
-  HUBTEL_DEFAULT_BASE_URLS,
   HUBTEL_ENV,
   HubtelHttpOptionsDto,
   HubtelOption,
@@ -14,7 +13,7 @@ import {
   httpParts,
   type HubtelHttpParts,
 } from '#internal';
-import { SMS_LIMITS } from './sms.constants.js';
+import { SMS_DEFAULTS, SMS_LIMITS } from './sms.constants.js';
 
 /**
  * Options of `SmsModule.forRoot` / `forRootAsync`, and of a named account (`registerAccount`: its
@@ -26,7 +25,7 @@ export class SmsModuleOptions extends declareCredentials(
   HubtelHttpOptionsDto,
 ) {
   /** SMS API base URL. Default `https://sms.hubtel.com`. */
-  @HubtelOption({ url: true, env: HUBTEL_ENV.smsUrl, default: HUBTEL_DEFAULT_BASE_URLS.sms })
+  @HubtelOption({ url: true, env: HUBTEL_ENV.smsUrl, default: SMS_DEFAULTS.baseUrl })
   baseUrl?: string;
 
   /** Sender id used when a send gives no `from` (at most `maxSenderLength` characters). */
@@ -36,20 +35,20 @@ export class SmsModuleOptions extends declareCredentials(
   @HubtelOption({ env: HUBTEL_ENV.smsSenderId })
   senderId?: string;
 
-  /** Longest sender id accepted. Default 11 (the networks' limit of an alphanumeric one). */
-  @HubtelOption({ int: [1, 64], default: 11 })
+  /** Longest sender id accepted. Default 11. */
+  @HubtelOption({ int: [1, 64], default: SMS_DEFAULTS.maxSenderLength })
   maxSenderLength?: number;
 
   /** Longest message content accepted, in characters. Default: no limit (the platform documents none). */
   @HubtelOption({ int: 1 })
   maxContentLength?: number;
 
-  /** Recipients per platform batch in `sendBatch` (small: a failed one is cheap). Default 100, at most 10000. */
-  @HubtelOption({ int: [1, SMS_LIMITS.maxBatchSize], default: 100 })
+  /** Recipients per platform batch in `sendBatch`. Default 100, at most 10000. */
+  @HubtelOption({ int: [1, SMS_LIMITS.maxBatchSize], default: SMS_DEFAULTS.batchSize })
   batchSize?: number;
 
   /** Batches sent at once by `sendBatch`. Default 4, at most 64. */
-  @HubtelOption({ int: [1, SMS_LIMITS.maxConcurrency], default: 4 })
+  @HubtelOption({ int: [1, SMS_LIMITS.maxConcurrency], default: SMS_DEFAULTS.concurrency })
   concurrency?: number;
 
   /** Accounts known only at run time: `sms.forAccount(name)` asks `resolve(name)`. Default account only. */

@@ -14,7 +14,7 @@ import {
   paymentFromCallback,
   paymentFromStatus,
 } from './payment.evidence.js';
-import { CHECKOUT_CONFIRM_JOB } from '../checkout.constants.js';
+import { CHECKOUT_CONFIRM_JOB, CHECKOUT_DEFAULTS } from '../checkout.constants.js';
 import { recheckDelays } from '../checkout.option-sections.js';
 import type { ResolvedCheckoutOptions } from '../checkout.options.js';
 import type { CheckoutCallbackDto } from './callback.dto.js';
@@ -61,8 +61,6 @@ function nextCheckAt(
 
 /** A callback that found its round ending tries the next one, this many times at most. */
 const SUBMIT_TRIES = 3;
-/** A finished round's record (not 7 days: forged rounds must not hold keys for days). */
-const CONFIRM_RECORD_TTL_MS = 2 * 3600_000;
 
 export class CheckoutConfirmation {
   private readonly logger = new HubtelLogger('HubtelCheckout');
@@ -80,7 +78,11 @@ export class CheckoutConfirmation {
       wakeOnDuplicate: true,
       compactWhenDone: () => undefined,
       // Hours, not days: a finished round's key is never submitted again; forged ones go soon.
-      doneTtlMs: () => Math.min(CONFIRM_RECORD_TTL_MS, options.handlers.recordTtlMs ?? CONFIRM_RECORD_TTL_MS),
+      doneTtlMs: () =>
+        Math.min(
+          CHECKOUT_DEFAULTS.confirmRecordTtlMs,
+          options.handlers.recordTtlMs ?? CHECKOUT_DEFAULTS.confirmRecordTtlMs,
+        ),
       onSettled: async (record, outcome) => {
         // Gave up (the status check kept failing): its round must not hold back the next callback.
         if (outcome === 'dead' && record.payload.claim === 'paid')
