@@ -7,7 +7,6 @@ import {
   type InboundAccessOptions,
 } from 'nestjs-hubtel';
 import {
-  HUBTEL_DEFAULT_BASE_URLS,
   HUBTEL_ENV,
   HubtelOption,
   HubtelStatusCheckBudgetOptionsDto,
