@@ -6,7 +6,7 @@ import { tsNodeArgs } from '../bench/loader/entry.mjs';
 import { redisBinary } from './support/redis-server.js';
 
 /**
- * The benchmark harness starts, drives a server child for about a second and writes its table.
+ * The benchmark harness starts, drives a server child for half a second and writes its table.
  * No timing is asserted (benchmarks never gate tests); only that real rows with numbers appear.
  */
 const repo = path.resolve(import.meta.dirname, '..');

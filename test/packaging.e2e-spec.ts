@@ -261,39 +261,89 @@ async function refreshFixture(name: string, dir: string, tarball: string, built:
 /** The fixture `npm install` puts this run's tarball into; the others get a copy of what it put there. */
 const NPM_INSTALLED = 'nest12-esm';
 
-/** NPM_INSTALLED's install of this run's tarball, copied aside once prepared: the package and npm's bin links. */
-let npmInstall: { dir: string; links: Record<string, string> } | undefined;
+/**
+ * NPM_INSTALLED's install of this run's tarball, copied aside once prepared: the package and the
+ * packages npm installed at the top of node_modules for its own dependencies (`packages`, by name),
+ * and npm's bin links into them.
+ */
+let npmInstall: { dir: string; packages: string[]; links: Record<string, string> } | undefined;
 
-/** Copies the package npm installed in fixture `dir` (lock held) to `aside`, with npm's links to its bins. */
+/**
+ * The packages at the top of `modules` that the package at `root` needs, through its dependencies
+ * and theirs, found as Node finds them (nested first, then upwards); peers are the app's own.
+ */
+async function topLevelClosure(modules: string, root: string): Promise<string[]> {
+  const top = new Set<string>();
+  const seen = new Set<string>();
+  const resolve = async (from: string, name: string): Promise<string | undefined> => {
+    for (let dir = from; ; dir = path.dirname(dir)) {
+      if (path.basename(dir) !== 'node_modules') {
+        const candidate = path.join(dir, 'node_modules', name);
+        if (await exists(path.join(candidate, 'package.json'))) return candidate;
+      }
+      if (dir === path.dirname(modules) || dir === path.dirname(dir)) return undefined;
+    }
+  };
+  const visit = async (dir: string): Promise<void> => {
+    if (seen.has(dir)) return;
+    seen.add(dir);
+    const manifest = JSON.parse(await fs.readFile(path.join(dir, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
+    };
+    for (const name of Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies })) {
+      const found = await resolve(dir, name);
+      if (!found) continue; // npm ls, in the fixture the copy goes to, reports what is missing
+      if (path.dirname(found) === modules || path.dirname(path.dirname(found)) === modules)
+        top.add(path.relative(modules, found));
+      await visit(found);
+    }
+  };
+  await visit(root);
+  return [...top].sort();
+}
+
+/** Copies what npm installed for the package in fixture `dir` (lock held) to `aside`, with npm's links to its bins and theirs. */
 async function setAside(dir: string, aside: string): Promise<typeof npmInstall> {
   const from = path.join(dir, 'node_modules');
   const copy = path.join(aside, 'installed');
   await fs.rm(copy, { recursive: true, force: true });
-  await fs.cp(path.join(from, 'nestjs-hubtel'), copy, { recursive: true, verbatimSymlinks: true });
-  const { bin } = JSON.parse(await fs.readFile(path.join(copy, 'package.json'), 'utf8')) as {
-    bin: Record<string, string>;
-  };
+  const packages = ['nestjs-hubtel', ...(await topLevelClosure(from, path.join(from, 'nestjs-hubtel')))];
+  for (const name of packages)
+    await fs.cp(path.join(from, name), path.join(copy, name), { recursive: true, verbatimSymlinks: true });
   const links: Record<string, string> = {};
-  for (const name of Object.keys(bin)) links[name] = await fs.readlink(path.join(from, '.bin', name));
-  return { dir: copy, links };
+  for (const link of await fs.readdir(path.join(from, '.bin'))) {
+    const target = await fs.readlink(path.join(from, '.bin', link)).catch(() => '');
+    if (packages.some((name) => target.startsWith(`..${path.sep}${name}${path.sep}`))) links[link] = target;
+  }
+  return { dir: copy, packages, links };
 }
 
 /**
  * Puts the package into fixture `dir` as npm installed it into NPM_INSTALLED for this run: its files
- * (modes kept: npm made the bins executable) and npm's own links to its bins. One `npm install` of
- * the tarball instead of four (each re-reads the metadata of the whole tree: about 9 s of CPU).
- * Kept only if npm then finds every edge of the fixture's tree satisfied (`npm ls`, reading the tree
- * itself: the package's peer ranges against this Nest major, its own dependencies present, with
- * the versions this fixture has); false otherwise, and the caller installs with npm, which refuses
- * what does not fit.
+ * (modes kept: npm made the bins executable), the packages npm installed for its dependencies (those
+ * the fixture has none of) and npm's own links to their bins. One `npm install` of the tarball
+ * instead of four (each re-reads the metadata of the whole tree: about 6 s of CPU). Kept only if npm
+ * then finds every edge of the fixture's tree satisfied (`npm ls`, reading the tree itself: the
+ * package's peer ranges against this Nest major, its own dependencies present, with the versions
+ * this fixture has); false otherwise, and the caller installs with npm, which refuses what does
+ * not fit.
  */
 async function copyNpmInstall(dir: string, tarball: string, built: string): Promise<boolean> {
   await prepared(NPM_INSTALLED, tarball, built).catch(() => undefined);
   if (!npmInstall) return false;
   const to = path.join(dir, 'node_modules');
-  await fs.cp(npmInstall.dir, path.join(to, 'nestjs-hubtel'), { recursive: true, verbatimSymlinks: true });
+  const copied: string[] = [];
+  for (const name of npmInstall.packages) {
+    // A dependency the fixture already has stays the fixture's: npm ls judges its version.
+    if (name !== 'nestjs-hubtel' && (await exists(path.join(to, name)))) continue;
+    const options = { recursive: true, verbatimSymlinks: true };
+    await fs.cp(path.join(npmInstall.dir, name), path.join(to, name), options);
+    copied.push(name);
+  }
   await fs.mkdir(path.join(to, '.bin'), { recursive: true });
   for (const [name, target] of Object.entries(npmInstall.links)) {
+    if (!copied.some((pkg) => target.startsWith(`..${path.sep}${pkg}${path.sep}`))) continue;
     await fs.rm(path.join(to, '.bin', name), { force: true });
     await fs.symlink(target, path.join(to, '.bin', name));
   }
@@ -314,13 +364,16 @@ async function copyNpmInstall(dir: string, tarball: string, built: string): Prom
  * The fixture's own TypeScript on `project`, incremental: its state is kept in dist/ with what it
  * emitted, keyed on every file's text, so a run checks again only what changed (this build's
  * declarations and what uses them) and still reports every error, cached ones included.
+ * Every declaration file is checked (the fixtures keep skipLibCheck off, TypeScript's default, so
+ * an error inside the package's own .d.ts fails), but TypeScript's bundled lib.*.d.ts: the same
+ * text in every run, about a fifth of each check's CPU.
  */
 function tsc(dir: string, project: string, ...args: string[]): Promise<string> {
   const state = path.join('dist', `${project}.tsbuildinfo`);
   const compiler = bin(dir, 'typescript/bin/tsc');
   return mustRun(
     process.execPath,
-    [compiler, '-p', project, '--incremental', '--tsBuildInfoFile', state, ...args],
+    [compiler, '-p', project, '--incremental', '--tsBuildInfoFile', state, '--skipDefaultLibCheck', ...args],
     dir,
   );
 }
