@@ -169,6 +169,9 @@ redisBinary.describe('example shop: killed while the SMS receipt is being sent',
     const { orderId, checkoutUrl } = await placeOrder(app.url, { product: 'kente-mug', phone: '0244123456' });
     await pressPayPageButton(checkoutUrl, 'pay-momo');
     await waitForOrder(app.url, orderId, (o) => o.receipt.status === 'sending', 20_000);
+    // Killed once the platform holds the SMS: "sending" is recorded before the request leaves, and a
+    // loaded machine can kill the app in between (then no SMS went out at all).
+    await sandbox.waitForMessage((m) => m.content.includes(orderId), { timeoutMs: 20_000 });
     await app.kill();
     await app.restart();
 
