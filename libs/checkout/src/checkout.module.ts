@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { type HubtelRouteOptions, type HubtelStore } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
-  InboundPipeline,
   hubtelModuleRecipe,
   mountController,
   type HubtelAccountAsyncOptions,
@@ -121,24 +120,7 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
       inject: [CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],
     },
     CheckoutSettlement,
-    {
-      provide: CheckoutReconciler,
-      // The pipeline's runner: BullMQ's job scheduler, or this process's timer.
-      useFactory: (
-        options: ResolvedCheckoutOptions,
-        invoices: CheckoutInvoiceStore,
-        accounts: CheckoutAccounts,
-        settlement: CheckoutSettlement,
-        pipeline: InboundPipeline,
-      ) => new CheckoutReconciler(options, invoices, accounts, settlement, Date.now, pipeline.runner),
-      inject: [
-        CHECKOUT_RESOLVED_OPTIONS,
-        CheckoutInvoiceStore,
-        CHECKOUT_ACCOUNTS,
-        CheckoutSettlement,
-        CHECKOUT_PIPELINE,
-      ],
-    },
+    CheckoutReconciler,
     CheckoutService,
   ],
   exports: [CheckoutService, CheckoutReconciler, CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],

@@ -1,21 +1,15 @@
-import { type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import {
-  HubtelLogger,
-  HubtelError,
-  HubtelStatusCheckBudgetError,
-  InProcessJobRunner,
-  type JobRunner,
-  type StoreEntry,
-} from 'nestjs-hubtel';
-import { describeError } from '#internal';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { HubtelLogger, HubtelError, HubtelStatusCheckBudgetError, type StoreEntry } from 'nestjs-hubtel';
+import { describeError, type InboundPipeline } from '#internal';
 import type { CheckoutAccount, CheckoutAccountSource } from '../checkout.accounts.js';
+import { CHECKOUT_ACCOUNTS, CHECKOUT_PIPELINE, CHECKOUT_RESOLVED_OPTIONS } from '../checkout.constants.js';
 import {
+  CheckoutInvoiceStore,
   type CheckoutInvoice,
-  type CheckoutInvoiceStore,
   type CheckoutWatchEntry,
 } from '../invoices/invoice.store.js';
 import { paymentFromStatus } from '../callbacks/payment.evidence.js';
-import type { CheckoutSettlement } from '../callbacks/payment.settlement.js';
+import { CheckoutSettlement } from '../callbacks/payment.settlement.js';
 import type { ResolvedCheckoutOptions } from '../checkout.options.js';
 import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
 
@@ -54,19 +48,19 @@ export interface CheckoutReconcileResult {
  * callback would. An unpaid invoice costs at most `maxChecks` checks, the last at `giveUpAfterMs`,
  * then it expires. Each check is claimed by compare-and-set: instances never check one invoice at once.
  */
+@Injectable()
 export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new HubtelLogger('HubtelCheckout');
   private pass?: Promise<CheckoutReconcileReport>;
   private started = false;
 
   constructor(
-    private readonly options: ResolvedCheckoutOptions,
-    private readonly invoices: CheckoutInvoiceStore,
-    private readonly accounts: CheckoutAccountSource,
-    private readonly settlement: CheckoutSettlement,
-    private readonly now: () => number = Date.now,
-    // With BullMQ, one pass per interval across all instances.
-    private readonly runner: JobRunner = new InProcessJobRunner(),
+    @Inject(CHECKOUT_RESOLVED_OPTIONS) private readonly options: ResolvedCheckoutOptions,
+    @Inject(CheckoutInvoiceStore) private readonly invoices: CheckoutInvoiceStore,
+    @Inject(CHECKOUT_ACCOUNTS) private readonly accounts: CheckoutAccountSource,
+    @Inject(CheckoutSettlement) private readonly settlement: CheckoutSettlement,
+    // Its runner: BullMQ's job scheduler (one pass per interval across instances), or this process's timer.
+    @Inject(CHECKOUT_PIPELINE) private readonly pipeline: InboundPipeline,
   ) {}
 
   /** True while the periodic passes run. */
@@ -93,7 +87,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
       );
     }
     this.started = true;
-    this.runner
+    this.pipeline.runner
       .repeat(RECONCILE_TASK, this.options.reconciliation.intervalMs, async () => {
         if (!this.started) return;
         await this.runOnce().catch((error: unknown) =>
@@ -108,7 +102,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
   /** Stops the periodic passes and waits for a running pass to finish. No timer is left behind. */
   async stop(): Promise<void> {
     this.started = false;
-    await this.runner.stop(RECONCILE_TASK).catch(() => undefined);
+    await this.pipeline.runner.stop(RECONCILE_TASK).catch(() => undefined);
     await this.pass?.catch(() => undefined);
   }
 
@@ -122,7 +116,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
 
   private async reconcile(): Promise<CheckoutReconcileReport> {
     const report = { checked: 0, paid: 0, failed: 0, expired: 0, rejected: 0, errors: 0 };
-    const now = this.now();
+    const now = Date.now();
     const due: StoreEntry<CheckoutWatchEntry>[] = [];
     for await (const [, entry] of this.invoices.watched()) {
       if (entry.value.nextCheckAt <= now) due.push(entry);
