@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { type HubtelRouteOptions, type HubtelStore } from 'nestjs-hubtel';
+import { type HubtelRouteOptions } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
   hubtelModuleRecipe,
@@ -29,7 +29,6 @@ import {
   CHECKOUT_OPTIONS_RECIPE,
   type CheckoutAccountOverrides,
   type CheckoutRouteInfo,
-  type ResolvedCheckoutOptions,
 } from './checkout.options.js';
 import { CheckoutService } from './checkout.service.js';
 
@@ -112,17 +111,7 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
  * account (`@InjectCheckout(name)`) with its own keys, its callbacks on `<callback path>/<name>`.
  */
 @Module({
-  providers: [
-    {
-      provide: CheckoutInvoiceStore,
-      useFactory: (options: ResolvedCheckoutOptions, store: HubtelStore) =>
-        new CheckoutInvoiceStore(store, options.invoiceTtlMs, options.reconciliation.enabled),
-      inject: [CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],
-    },
-    CheckoutSettlement,
-    CheckoutReconciler,
-    CheckoutService,
-  ],
+  providers: [CheckoutInvoiceStore, CheckoutSettlement, CheckoutReconciler, CheckoutService],
   exports: [CheckoutService, CheckoutReconciler, CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],
 })
 export class CheckoutModule extends CHECKOUT_MODULE.ConfigurableModuleClass {}

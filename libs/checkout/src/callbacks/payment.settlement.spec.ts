@@ -47,7 +47,10 @@ function setup(runner?: JobRunner) {
     runner,
   });
   for (const event of CHECKOUT_EVENT_JOBS) pipeline.define(event);
-  const invoices = new CheckoutInvoiceStore(store, 3_600_000);
+  const invoices = new CheckoutInvoiceStore(store, {
+    invoiceTtlMs: 3_600_000,
+    reconciliation: { enabled: true },
+  });
   const settlement = new CheckoutSettlement(invoices, pipeline);
   return { store, pipeline, invoices, settlement, seen };
 }
@@ -218,7 +221,10 @@ describe('CheckoutSettlement', () => {
   it('takes a paid invoice off the watch list only when watching (reconciliation on)', async () => {
     const { store, pipeline } = setup();
     for (const watching of [true, false]) {
-      const invoices = new CheckoutInvoiceStore(store, 3_600_000, watching);
+      const invoices = new CheckoutInvoiceStore(store, {
+        invoiceTtlMs: 3_600_000,
+        reconciliation: { enabled: watching },
+      });
       const settlement = new CheckoutSettlement(invoices, pipeline);
       const ref = `w-${watching}`;
       await invoices.create(invoice(ref));

@@ -1,10 +1,12 @@
-import { HubtelError, type HubtelStore, type StoreEntry } from 'nestjs-hubtel';
+import { Inject, Injectable } from '@nestjs/common';
+import { HubtelError, type HubtelStore, type PaymentAmounts, type StoreEntry } from 'nestjs-hubtel';
 import {
   CHECKOUT_DEFAULT_ACCOUNT,
   CHECKOUT_INVOICE_PREFIX,
+  CHECKOUT_RESOLVED_OPTIONS,
+  CHECKOUT_STORE,
   CHECKOUT_WATCH_PREFIX,
 } from '../checkout.constants.js';
-import type { PaymentAmounts } from 'nestjs-hubtel';
 import type { CheckoutAttention, CheckoutEvidenceSource, CheckoutPayee } from '../checkout.events.js';
 
 /** `paid` and `refunded` are final; a late verified payment still turns `failed` or `expired` `paid`. */
@@ -97,16 +99,21 @@ export interface CheckoutWatchEntry {
 const MAX_CAS_TRIES = 20;
 
 /** Invoices and the watch list; every change a compare-and-set, so no writer overwrites another's. */
+/** What the invoices take of the resolved options (CHECKOUT_RESOLVED_OPTIONS). */
+type CheckoutInvoiceStoreOptions = { invoiceTtlMs: number; reconciliation: { enabled: boolean } };
+
+@Injectable()
 export class CheckoutInvoiceStore {
   private readonly writeOptions: { ttlMs: number };
+  /** False when reconciliation is off: `unwatch` skips a delete (an old entry expires on its TTL). */
+  private readonly watching: boolean;
 
   constructor(
-    private readonly store: HubtelStore,
-    ttlMs: number,
-    /** False when reconciliation is off: `unwatch` skips a delete (an old entry expires on its TTL). */
-    private readonly watching = true,
+    @Inject(CHECKOUT_STORE) private readonly store: HubtelStore,
+    @Inject(CHECKOUT_RESOLVED_OPTIONS) options: CheckoutInvoiceStoreOptions,
   ) {
-    this.writeOptions = { ttlMs };
+    this.writeOptions = { ttlMs: options.invoiceTtlMs };
+    this.watching = options.reconciliation.enabled;
   }
 
   async get(clientReference: string): Promise<CheckoutInvoice | undefined> {
