@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HubtelValidationError } from 'nestjs-hubtel';
-import { validateCheckoutCallback } from '../../checkout/src/callbacks/callback.validation.js';
+import { validateCheckoutCallback } from '../../checkout/src/callbacks/callback.dto.js';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import {
   buildCheckoutCallback,

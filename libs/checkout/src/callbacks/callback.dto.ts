@@ -11,6 +11,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { compileValidator } from '#internal';
 
 /*
  * The checkout callback body. Only what the module relies on is required: a genuine callback refused
@@ -53,3 +54,9 @@ export class CheckoutCallbackDto {
   @OptionalText(64) Status?: string | null;
   @IsDefined() @Nested(() => CheckoutCallbackDataDto) Data: CheckoutCallbackDataDto;
 }
+
+/**
+ * Validates a callback body, never throwing; `value` is a fresh object of the contract's fields only.
+ * Built at load: a broken DTO fails at start-up, not on the first callback.
+ */
+export const validateCheckoutCallback = compileValidator(CheckoutCallbackDto);

@@ -7,7 +7,7 @@ import type { ResolvedCheckoutOptions } from '../checkout.options.js';
 import { invoiceAccount, type CheckoutInvoiceStore } from '../invoices/invoice.store.js';
 import { CheckoutConfirmation } from './callback.confirmation.js';
 import { failedFromCallback, paidFromCallback } from './payment.evidence.js';
-import { validateCheckoutCallback } from './callback.validation.js';
+import { validateCheckoutCallback } from './callback.dto.js';
 import { classifyCallback, type CallbackClaim, type Verdict } from './callback.verifier.js';
 import type { CheckoutSettlement } from './payment.settlement.js';
 

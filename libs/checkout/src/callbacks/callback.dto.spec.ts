@@ -1,4 +1,4 @@
-import { validateCheckoutCallback } from './callback.validation.js';
+import { validateCheckoutCallback } from './callback.dto.js';
 
 const valid = () => ({
   ResponseCode: '0000',
