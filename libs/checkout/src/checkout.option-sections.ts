@@ -4,6 +4,7 @@ import {
   HUBTEL_ENV,
   HubtelOption,
   HubtelShutdownOptionsDto,
+  declareBackoff,
 } from '#internal';
 import { CHECKOUT_DEFAULTS } from './checkout.constants.js';
 
@@ -102,23 +103,14 @@ export class CheckoutReconciliationOptions {
   concurrency?: number;
 }
 
-/** `handlers.retry`; `maxAttempts: Infinity` (with `deadlineMs`) is checked in code. */
-export class CheckoutHandlerRetryOptions {
+/**
+ * `handlers.retry`: backoff from `baseDelayMs` (default 500 ms, doubling) to `maxDelayMs` (30 s, or the
+ * base when longer); `maxAttempts: Infinity` (with `deadlineMs`) is checked in code.
+ */
+export class CheckoutHandlerRetryOptions extends declareBackoff(DEFAULT_JOB_RETRY, 0) {
   /** Runs in all, the first included (1 to 1000), or `Infinity` with `deadlineMs`. Default 5. */
   @HubtelOption({ int: [1, 1000], default: DEFAULT_JOB_RETRY.maxAttempts })
   maxAttempts?: number;
-
-  /** First backoff ceiling, doubling on every retry. Default 500 ms. */
-  @HubtelOption({ int: 0, default: DEFAULT_JOB_RETRY.baseDelayMs })
-  baseDelayMs?: number;
-
-  /** Longest backoff. Default 30 s (or `baseDelayMs` when longer). */
-  @HubtelOption({
-    int: 0,
-    atLeast: 'baseDelayMs',
-    defaultFrom: (retry) => Math.max(DEFAULT_JOB_RETRY.maxDelayMs, retry.baseDelayMs as number),
-  })
-  maxDelayMs?: number;
 
   /** Give up once this long has passed since the job was recorded. */
   @HubtelOption({ int: 1 })

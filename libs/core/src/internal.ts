@@ -94,6 +94,7 @@ export {
   checkOptions,
   refuseRemovedOptions,
   declareAccessOptions,
+  declareBackoff,
   declareCredentials,
   // The classes behind public option types: here under names no public entry point uses.
   HubtelHttpOptions as HubtelHttpOptionsDto,

@@ -5,6 +5,7 @@ import {
   HUBTEL_ENV,
   HubtelOption,
   IsHubtelPosSalesId,
+  declareBackoff,
   declareCredentials,
   rules,
 } from '#internal';
@@ -37,23 +38,7 @@ export class ServiceAppStatusCheckOptions extends declareCredentials({
   timeoutMs?: number;
 }
 
-/** A backoff's first ceiling and cap in ms: the cap defaults to at least the base, and is refused below it. */
-function backoffOptions(defaults: { baseDelayMs: number; maxDelayMs: number }) {
-  class BackoffOptions {
-    @HubtelOption({ int: 1, default: defaults.baseDelayMs })
-    baseDelayMs?: number;
-
-    @HubtelOption({
-      int: 1,
-      atLeast: 'baseDelayMs',
-      defaultFrom: (backoff) => Math.max(defaults.maxDelayMs, backoff.baseDelayMs as number),
-    })
-    maxDelayMs?: number;
-  }
-  return BackoffOptions;
-}
-
-export class ServiceAppRecheckDelayOptions extends backoffOptions(D.verification) {}
+export class ServiceAppRecheckDelayOptions extends declareBackoff(D.verification) {}
 
 /** How fulfillment requests are verified before any handler runs. */
 export class ServiceAppVerificationOptions {
@@ -118,14 +103,14 @@ export class ServiceAppUssdOptions {
 }
 
 /** `callbackRetry`: backoff until the platform accepts, or the deadline. */
-export class ServiceAppCallbackRetryOptions extends backoffOptions(D.callbackRetry) {
+export class ServiceAppCallbackRetryOptions extends declareBackoff(D.callbackRetry) {
   /** Default one hour, the platform's limit. */
   @HubtelOption({ int: 1, default: D.callbackRetry.deadlineMs })
   deadlineMs?: number;
 }
 
 /** `fulfillmentRetry`: attempts of the @OnFulfillment handler, and their backoff. */
-export class ServiceAppFulfillmentRetryOptions extends backoffOptions(D.fulfillmentRetry) {
+export class ServiceAppFulfillmentRetryOptions extends declareBackoff(D.fulfillmentRetry) {
   /** Attempts in all, the first one included (at most 100). Default 5. */
   @HubtelOption({ int: [1, 100], default: D.fulfillmentRetry.maxAttempts })
   maxAttempts?: number;

@@ -55,6 +55,25 @@ export function declareCredentials<B extends object = object>(
   return HubtelCredentialsDto as new () => B & { clientId: string; clientSecret: string };
 }
 
+/**
+ * A backoff's first ceiling (`baseDelayMs`, doubling on every retry) and its cap (`maxDelayMs`), in ms
+ * from `min`: the cap defaults to at least the base, and is refused below it.
+ */
+export function declareBackoff(defaults: { baseDelayMs: number; maxDelayMs: number }, min = 1) {
+  class HubtelBackoffOptions {
+    @HubtelOption({ int: min, default: defaults.baseDelayMs })
+    baseDelayMs?: number;
+
+    @HubtelOption({
+      int: min,
+      atLeast: 'baseDelayMs',
+      defaultFrom: (backoff) => Math.max(defaults.maxDelayMs, backoff.baseDelayMs as number),
+    })
+    maxDelayMs?: number;
+  }
+  return HubtelBackoffOptions;
+}
+
 /** Every module's `retry` of its calls to the platform. */
 export class HubtelRetryOptionsDto {
   /** Attempts in all, the first one included. 1 disables retries. Default 3. */
