@@ -10,7 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { rmSync } from 'node:fs';
+import { appendFileSync, rmSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -103,6 +103,7 @@ if (cached && (await exists(path.join(cached, 'done')))) {
   console.log(
     `build: dist/${outputs.join(' + dist/')} copied from NESTJS_HUBTEL_BUILD_CACHE (the same inputs built before)`,
   );
+  record('copied');
   process.exit(0);
 }
 
@@ -285,7 +286,20 @@ if (problems.length) {
 const seconds = ((Date.now() - started) / 1000).toFixed(1);
 console.log(`build: dist/esm + dist/cjs for ${libs.join(', ')} in ${seconds}s`);
 await keep();
+/**
+ * NESTJS_HUBTEL_BUILD_LOG (test/global-setup.mjs sets it): a line per build, compiled or copied, so
+ * a test run can say how many times it compiled the same sources (test/global-teardown.mjs).
+ */
+function record(how) {
+  const log = process.env.NESTJS_HUBTEL_BUILD_LOG;
+  try {
+    if (log) appendFileSync(log, `${app ? 'app' : 'package'}\t${how}\n`);
+  } catch {
+    // a count left out of the run's summary, not a failed build
+  }
+}
 async function keep() {
+  record('compiled');
   if (!cached) return;
   // Written aside, then renamed into place: a concurrent build never sees half of it.
   const aside = `${cached}.${process.pid}`;
