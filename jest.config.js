@@ -65,9 +65,10 @@ export default {
   projects: [unit, e2e],
   // Jest reads the time-out from here, not from a project.
   testTimeout: 30000,
-  // Two cores, three workers: the end-to-end files mostly wait (outages, locks, child processes,
-  // npm), so a third keeps the cores busy meanwhile; `npm run test:unit`, CPU-bound, runs two.
+  // Two cores, four workers: the three longest end-to-end files start first and mostly wait
+  // (replicas, npm, outages: about 60% of the two cores in their first 200 s in a clean-clone CI),
+  // so a fourth runs the short files meanwhile; `npm run test:unit`, CPU-bound, runs two.
   // Native-ESM mode grows a worker's heap file after file, so recycle workers that bloat.
-  maxWorkers: 3,
+  maxWorkers: 4,
   workerIdleMemoryLimit: '1GB',
 };
