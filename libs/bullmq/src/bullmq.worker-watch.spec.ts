@@ -25,6 +25,10 @@ class FakeWorker {
   isPaused() {
     return this.paused;
   }
+  pause(doNotWaitActive?: boolean) {
+    this.paused = doNotWaitActive === true;
+    return Promise.resolve();
+  }
   close(force?: boolean) {
     this.closed = { force };
     return Promise.resolve();
@@ -115,9 +119,11 @@ describe('WorkerWatch', () => {
     const running = watch.run(made[0]!, () => new Promise<void>((resolve) => (release = resolve)));
     await until(() => made.length === 2, 'the worker made again');
     await sleep(INTERVAL_MS * 4);
-    // Made again (it had room for one more), the old one still running its job: not closed.
+    // Made again (it had room for one more), the old one still running its job: not closed, but
+    // paused at once without waiting for that job (it takes no new one meanwhile).
     expect(made).toHaveLength(2);
     expect(made[0]!.fake.closed).toBeUndefined();
+    expect(made[0]!.fake.paused).toBe(true);
     release();
     await running;
     await until(() => made[0]!.fake.closed !== undefined, 'the old worker closed');

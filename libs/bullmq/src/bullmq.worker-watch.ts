@@ -115,6 +115,8 @@ export class WorkerWatch {
    */
   private async retire(entry: Watched): Promise<void> {
     this.retiring.add(entry);
+    // No new job on it meanwhile, were its fetch to settle after all: the new worker takes them.
+    void entry.worker.pause(true).catch(() => undefined);
     if (entry.running > 0) await new Promise<void>((resolve) => (entry.idle = resolve));
     if (this.closed) return; // closed by close()
     await bounded(entry.worker.close(true), () => entry.worker.disconnect());
