@@ -14,6 +14,7 @@ import { RedisCluster, redisClusterBinaries } from './support/redis-cluster.js';
 import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
 
 const PIPELINE = 'orders';
+const TASK = 'reconcile';
 const request = (id: string): JobRunRequest => ({
   storeKey: `hubtel:${PIPELINE}:job:orders.paid:${id}`,
   type: 'orders.paid',
@@ -35,7 +36,10 @@ redisClusterBinaries.describe('BullmqJobRunner after a CLUSTERDOWN seen by a sta
   let cluster: RedisCluster;
   let runner: BullmqJobRunner | undefined;
   // A master away longer than this is marked failed: the cluster answers CLUSTERDOWN until it is back.
-  beforeAll(async () => (cluster = await RedisCluster.start(3, { nodeTimeoutMs: 1_000 })), 30_000);
+  beforeAll(
+    async () => (cluster = await RedisCluster.start(3, { nodeTimeoutMs: 1_000, appendOnly: true })),
+    30_000,
+  );
   afterAll(async () => {
     await runner?.close();
     await cluster?.dispose();
@@ -105,7 +109,7 @@ redisClusterBinaries.describe('BullmqJobRunner after a CLUSTERDOWN seen by a sta
     expect([...runs].sort()).toEqual([...added, 'before', 'later'].sort());
     expect(restarted()).toEqual([
       expect.stringMatching(
-        /^Worker orders took no job for \d+ s while one waited and it had room: closed, and started again on a new connection$/,
+        /^Worker orders took no job for \d+ s while one was due and it had room: closed, and started again on a new connection$/,
       ),
     ]);
     expect(await runner.health()).toEqual({
@@ -117,4 +121,48 @@ redisClusterBinaries.describe('BullmqJobRunner after a CLUSTERDOWN seen by a sta
       },
     });
   }, 120_000);
+
+  // A repeated task's worker has nothing waiting between runs: its next run is a delayed job that
+  // the worker itself promotes when due. Stuck, it never runs the task again (the checkout
+  // reconciliation, which confirms a payment whose callback was lost).
+  it("starts a repeated task's worker again when its next run stays due (only a delayed job in its queue)", async () => {
+    await runner?.close();
+    const warnings: string[] = [];
+    const logger = new Logger('test');
+    logger.warn = (message: unknown) => void warnings.push(String(message));
+    logger.error = () => undefined;
+    logger.log = () => undefined;
+    runner = new BullmqJobRunner({
+      cluster: { nodes: cluster.nodes },
+      lockDurationMs: 2_000,
+      stalledIntervalMs: 1_000,
+      logger,
+    });
+    let passes = 0;
+    await runner.connect(TASK);
+    await runner.repeat(TASK, 2_000, async () => void passes++);
+    await until(() => passes > 0, 'the first pass', 10_000);
+    const master = await cluster.serverOf(BULLMQ_RUNNER_DEFAULTS.prefix);
+    const restarted = () => warnings.filter((line) => line.includes('started again'));
+    for (let outage = 1; outage <= 4 && restarted().length === 0; outage++) {
+      await sleep(250 + 250 * outage);
+      await master.stop();
+      stall(7_000);
+      await master.restart();
+      await cluster.untilOk(30_000);
+      const before = passes;
+      // On the old code no pass ran again (its next run stayed in the delayed set, due).
+      await until(() => passes >= before + 2, `two passes after outage ${outage}`, 20_000);
+    }
+    expect(restarted()).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^Worker ${TASK} took no job for \\d+ s while one was due and it had room: closed, and started again on a new connection$`,
+        ),
+      ),
+    ]);
+    // Still running (the new worker promotes its own next runs).
+    const later = passes;
+    await until(() => passes >= later + 2, 'two passes later', 10_000);
+  }, 150_000);
 });

@@ -425,7 +425,9 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
       details: {
         redis: 'ready',
         workers: { [PIPELINE]: false },
-        notTakingJobs: { [PIPELINE]: expect.stringMatching(/^a job waits for \d+ s, none started here$/) },
+        notTakingJobs: {
+          [PIPELINE]: expect.stringMatching(/^none started here for \d+ s while a job is due$/),
+        },
       },
     };
     expect(await a.health()).toEqual(down);
@@ -436,6 +438,34 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     release();
     await until(() => callsOf('waiting').length === 1, 'the waiting run');
     await expect(a.health()).resolves.toMatchObject({ up: true });
+  });
+
+  it('takes no idle worker for stuck while its only job is deferred past a takeover, not yet due', async () => {
+    // A first run of 3 s that defers 4 s: the job was added 7 s before it is due (its delay alone
+    // counts from the deferral), the worker idle meanwhile, far past a takeover (1.5 s).
+    const a = await instance(
+      'a',
+      async (_call, mine) => {
+        if (mine.length > 1) return { kind: 'settled' };
+        await sleep(3_000);
+        return { kind: 'defer', until: Date.now() + 4_000, woken: async () => false };
+      },
+      { lockDurationMs: 1_000 },
+    );
+    await a.enqueue(PIPELINE, request('late'));
+    await until(() => callsOf('late').length === 1, 'the first run');
+    const checks: Array<Awaited<ReturnType<BullmqJobRunner['health']>>> = [];
+    while (callsOf('late').length < 2) {
+      checks.push(await a.health());
+      await sleep(250);
+    }
+    expect(checks.length).toBeGreaterThan(20);
+    expect(checks.filter((check) => !check.up || 'restarted' in (check.details ?? {}))).toEqual([]);
+    await sleep(1_000);
+    expect(await a.health()).toEqual({
+      up: true,
+      details: { redis: 'ready', workers: { [PIPELINE]: true } },
+    });
   });
 
   it('runs a repeated task once per interval across two instances', async () => {

@@ -238,15 +238,22 @@ export class BullmqJobRunner implements JobRunner {
     return create().worker as unknown as Worker<D>;
   }
 
-  /** The oldest waiting job and how long it waited, when it and the last start here both exceed a takeover. */
-  private async notTakingJobs(name: string): Promise<{ jobId: string; waitedMs: number } | undefined> {
+  /**
+   * A job due and not taken, when `name`'s worker started none for a takeover: the oldest waiting
+   * one older than that, else a delayed one due that long ago. A worker promotes its queue's delayed
+   * jobs when due itself, so one stuck leaves them delayed: a repeated task has nothing else.
+   */
+  private async notTakingJobs(name: string): Promise<{ jobId: string; idleMs: number } | undefined> {
     const now = Date.now();
     const bound = this.lockDurationMs + this.stalledIntervalMs;
-    if (now - (this.lastStarted.get(name) ?? now) <= bound) return undefined;
-    const [oldest] = await this.queue(name).getJobs(['waiting'], 0, 0, true);
-    return oldest?.id !== undefined && now - oldest.timestamp > bound
-      ? { jobId: oldest.id, waitedMs: now - oldest.timestamp }
-      : undefined;
+    const idleMs = now - (this.lastStarted.get(name) ?? now);
+    if (idleMs <= bound) return undefined;
+    const queue = this.queue(name);
+    const [oldest] = await queue.getJobs(['waiting'], 0, 0, true);
+    if (oldest?.id !== undefined && now - oldest.timestamp > bound) return { jobId: oldest.id, idleMs };
+    if ((await queue.getDelayedCount(now - bound)) === 0) return undefined;
+    const [soonest] = await queue.getJobs(['delayed'], 0, 0, true);
+    return soonest?.id !== undefined ? { jobId: soonest.id, idleMs } : undefined;
   }
 
   private async keepScheduler(name: string, upsert: () => Promise<unknown>, look = true): Promise<void> {
@@ -304,7 +311,7 @@ export class BullmqJobRunner implements JobRunner {
       const waited = await this.notTakingJobs(name);
       if (waited !== undefined) {
         workers[name] = false;
-        stuck[name] = `a job waits for ${Math.round(waited.waitedMs / 1000)} s, none started here`;
+        stuck[name] = `none started here for ${Math.round(waited.idleMs / 1000)} s while a job is due`;
       }
     }
     // Workers made again (WorkerWatch): shown for the operator, up once they take jobs.

@@ -44,10 +44,9 @@ function setup(options: Partial<WorkerWatchOptions> & { concurrency?: number } =
   logger.warn = (message: unknown) => void warnings.push(String(message));
   const made: Array<Watched & { fake: FakeWorker }> = [];
   const judged = { count: 0 };
-  // The oldest waiting job is j1, and the first worker started none for a takeover.
+  // The job due is j1, and the first worker started none for a takeover.
   const notTakingJobs =
-    options.notTakingJobs ??
-    (async () => (made.length === 1 ? { jobId: 'j1', waitedMs: 20_000 } : undefined));
+    options.notTakingJobs ?? (async () => (made.length === 1 ? { jobId: 'j1', idleMs: 20_000 } : undefined));
   const watch = new WorkerWatch({
     intervalMs: INTERVAL_MS,
     logger,
@@ -76,7 +75,7 @@ describe('WorkerWatch', () => {
   let close: (() => Promise<void>) | undefined;
   afterEach(() => close?.());
 
-  it('makes a worker again once the same job stayed the oldest waiting across a check, closing the old one', async () => {
+  it('makes a worker again once the same job stayed due across a check, closing the old one', async () => {
     const { watch, made, warnings, judged } = setup();
     close = () => watch.close();
     await until(() => judged.count >= 6, 'six checks');
@@ -84,7 +83,7 @@ describe('WorkerWatch', () => {
     expect(made[0]!.fake.closed).toEqual({ force: true });
     expect(made[1]!.fake.closed).toBeUndefined();
     expect(warnings).toEqual([
-      'Worker orders took no job for 20 s while one waited and it had room: closed, and started again on a new connection',
+      'Worker orders took no job for 20 s while one was due and it had room: closed, and started again on a new connection',
     ]);
     expect(watch.restarted()).toEqual({ orders: expect.stringMatching(/^1 time, last at \d{4}-/) });
   });
@@ -102,9 +101,9 @@ describe('WorkerWatch', () => {
     await running;
   });
 
-  it('leaves a worker alone when the oldest waiting job is a new one at each check (a delayed job come due), or its queue is paused', async () => {
+  it('leaves a worker alone when the job due is a new one at each check (a delayed job come due), or its queue is paused', async () => {
     let n = 0;
-    const changing = setup({ notTakingJobs: async () => ({ jobId: `j${++n}`, waitedMs: 20_000 }) });
+    const changing = setup({ notTakingJobs: async () => ({ jobId: `j${++n}`, idleMs: 20_000 }) });
     const paused = setup({ paused: async () => true });
     close = async () => void (await Promise.all([changing.watch.close(), paused.watch.close()]));
     await until(() => changing.judged.count >= 6 && paused.judged.count >= 6, 'six checks of each');

@@ -10,7 +10,7 @@ export interface Watched {
   concurrency: number;
   /** Jobs this worker object runs now: one replaced is closed once they end. */
   running: number;
-  /** The oldest waiting job at the last check, when it showed this worker taking none. */
+  /** The job found due at the last check, when it showed this worker taking none. */
   suspect?: string;
   idle?: () => void;
 }
@@ -19,19 +19,19 @@ export interface WorkerWatchOptions {
   /** How often workers are judged (the runner's stalled interval). */
   intervalMs: number;
   logger: Logger;
-  /** The oldest waiting job and how long it waited, when `name`'s worker started none for a takeover. */
-  notTakingJobs(name: string): Promise<{ jobId: string; waitedMs: number } | undefined>;
+  /** A job due and not taken, and how long `name`'s worker started none, when that is a takeover. */
+  notTakingJobs(name: string): Promise<{ jobId: string; idleMs: number } | undefined>;
   /** Whether `name`'s queue is paused (from a dashboard): its jobs then wait by design. */
   paused(name: string): Promise<boolean>;
 }
 
 /**
- * Closes and makes again a worker that takes no job while one waits. Its next-job fetch can hang for
- * good on a connection that reconnected (seen after a Cluster's CLUSTERDOWN that a stalled process
- * saw late): BullMQ takes nothing more, although Redis answers. Judged every interval: stuck when it
- * has room for a job (a worker at its concurrency never is), started none for a takeover while one
- * waits, and the same job was the oldest waiting at the check before (a delayed job that just came
- * due is not taken for a stuck worker).
+ * Closes and makes again a worker that takes no job while one is due. Its next-job fetch can hang
+ * for good on a connection that reconnected (seen after a Cluster's CLUSTERDOWN that a stalled
+ * process saw late): BullMQ takes nothing more, although Redis answers. Judged every interval: stuck
+ * when it has room for a job (a worker at its concurrency never is), started none for a takeover
+ * while one is due, and the same job was found at the check before (a delayed job that just came due
+ * is not taken for a stuck worker).
  */
 export class WorkerWatch {
   private readonly watched = new Map<string, Watched>();
@@ -98,7 +98,7 @@ export class WorkerWatch {
         if (entry.worker.isPaused() || (await this.options.paused(name).catch(() => true))) continue;
         this.restarts.set(name, { count: (this.restarts.get(name)?.count ?? 0) + 1, at: Date.now() });
         this.options.logger.warn(
-          `Worker ${name} took no job for ${Math.round(stuck.waitedMs / 1000)} s while one waited and it had room: closed, and started again on a new connection`,
+          `Worker ${name} took no job for ${Math.round(stuck.idleMs / 1000)} s while one was due and it had room: closed, and started again on a new connection`,
         );
         entry.create();
         void this.retire(entry);
