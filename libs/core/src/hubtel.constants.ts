@@ -12,10 +12,7 @@ export const HUBTEL_DEFAULT_BASE_URLS: Readonly<Record<HubtelApi, string>> = Obj
 /** Name of the account `forRoot` / `forRootAsync` configure, in every module (and its labels). */
 export const HUBTEL_DEFAULT_ACCOUNT = 'default';
 
-/**
- * What an account name may be: lower-case letters, digits, `-` and `_`, at most 64, starting with a
- * letter or digit. Safe in a URL path segment, a metric label, a log context and a store key.
- */
+/** An account name: safe in a URL path segment, a metric label, a log context and a store key. */
 export const HUBTEL_ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** Country code put in front of national numbers written with a leading 0 (Ghana). */

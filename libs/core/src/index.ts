@@ -1,7 +1,5 @@
-/*
- * nestjs-hubtel: what every module shares and a user may need (what the libraries share among
- * themselves is `internal.ts`). test/api/core.api.txt pins this list (npm run api:update).
- */
+// nestjs-hubtel: what every module shares and a user may need (what the libraries share among
+// themselves is `internal.ts`). test/api/core.api.txt pins this list (npm run api:update).
 export * from './errors/hubtel.errors.js';
 
 // A payment's verified figures (gross, charges, net), as the paid events of checkout and the service app carry them.

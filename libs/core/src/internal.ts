@@ -1,7 +1,5 @@
-/*
- * `#internal`: what the suite's libraries share among themselves. No entry point: scripts/build.mjs
- * rewrites `#internal` to a relative path. test/api/internal.api.txt lists it (npm run api:update).
- */
+// `#internal`: what the suite's libraries share among themselves. No entry point: scripts/build.mjs
+// rewrites `#internal` to a relative path. test/api/internal.api.txt lists it (npm run api:update).
 export {
   InboundPipeline,
   DEFAULT_JOB_RETRY,

@@ -1,8 +1,6 @@
-/*
- * `#light/core`: what `hubtel-trigger`'s commands use of core, without loading Nest, axios or
- * class-validator (about 1.6 s of CPU a run). No entry point: scripts/build.mjs rewrites it to a
- * relative path, as `#internal`; the names are the same objects as the entry points' (same files).
- */
+// `#light/core`: what `hubtel-trigger`'s commands use of core, without loading Nest, axios or
+// class-validator (about 1.6 s of CPU a run). No entry point: scripts/build.mjs rewrites it to a
+// relative path, as `#internal`; the names are the same objects as the entry points' (same files).
 export {
   HubtelApiError,
   HubtelConfigError,

@@ -3,18 +3,14 @@ import { HUBTEL_ENV } from '../hubtel.constants.js';
 import { readEnvValue, type HubtelEnvSource } from '../options/hubtel-env.js';
 import { checkAccountName } from './hubtel-accounts.resolver.js';
 
-/**
- * Names that cannot be accounts in the environment: the first word of a default variable
- * (`sms`: HUBTEL_SMS_CLIENT_ID is the default's SMS id, and would be account `sms`'s checkout id).
- */
+/** No account names here: a default variable's first word (HUBTEL_SMS_CLIENT_ID is also account `sms`'s). */
 const RESERVED_ACCOUNT_NAMES = new Set(
   Object.values(HUBTEL_ENV).map((variable) => variable.split('_')[1]!.toLowerCase()),
 );
 
 /**
- * The further accounts named in HUBTEL_ACCOUNTS (`north,south`), in order. Refused, naming the
- * variable: a name that is not an account name, `default`, a name listed twice or two names with
- * the same variables (`a-b`, `a_b`), and the first words of the default variables.
+ * The further accounts named in HUBTEL_ACCOUNTS (`north,south`), in order. Refused, naming the variable:
+ * a bad or reserved name, `default`, a name listed twice or two with the same variables (`a-b`, `a_b`).
  */
 export function accountNamesFromEnv(source: HubtelEnvSource): string[] {
   const list = readEnvValue(source, HUBTEL_ENV.accounts);

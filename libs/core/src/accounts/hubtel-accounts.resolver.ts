@@ -9,9 +9,8 @@ export function accountLoggerContext(context: string, account: string): string {
 }
 
 /**
- * A day: the longest a resolver's cache keeps an account, and how long a found name stays known (its
- * expired entry served while refreshed, its look-up outside `requestLookupsPerMinute`): a flood of
- * made-up names cannot lock out a real account's customers.
+ * A day: the longest a resolver's cache keeps an account, and how long a found name stays known (served
+ * while refreshed, outside `requestLookupsPerMinute`): made-up names cannot lock out a real account.
  */
 export const HUBTEL_FOUND_ACCOUNT_TTL_MS = 86_400_000;
 
@@ -33,20 +32,17 @@ export class HubtelAccountResolverLimits {
   unknownTtlMs?: number;
 
   /**
-   * Calls of `resolve` that callbacks' paths may start in a minute, per instance, for names it
-   * never found (default 600: made-up names cannot become a flood of queries); past it, a callback
-   * naming such a name is answered 503 until the minute ends. A name found in the last day is
-   * served from its entry (refreshed in the background once `cacheTtlMs` passed) or looked up
-   * outside this budget.
+   * Calls of `resolve` that callbacks' paths may start in a minute, per instance, for names it never
+   * found (default 600: made-up names cannot flood the database); past it, such a callback is answered
+   * 503 until the minute ends. A name found in the last day is served outside this budget.
    */
   @HubtelOption({ int: [1, 100_000], default: 600 })
   requestLookupsPerMinute?: number;
 }
 
 /**
- * Where the accounts known only at run time come from (a database of merchants): `resolve` gets a
- * name and answers the account's options (as `registerAccount` takes them, without `name`), or
- * undefined when there is no such account.
+ * Where accounts known only at run time come from (a database of merchants): `resolve` answers a name's
+ * options (as `registerAccount` takes them, without `name`), or undefined for none.
  */
 export interface HubtelAccountResolver<O> extends HubtelAccountResolverLimits {
   resolve: (name: string) => Promise<O | undefined> | O | undefined;
@@ -56,10 +52,8 @@ export interface HubtelAccountResolver<O> extends HubtelAccountResolverLimits {
 export type ResolvedAccountResolver<O = unknown> = Required<HubtelAccountResolver<O>>;
 
 /**
- * A request's path named an account the resolver never found (on this instance, in the last day),
- * and this instance's budget of resolver calls started by requests
- * (`accounts.requestLookupsPerMinute`) is spent for this minute. Answered 503: the request may
- * come again.
+ * A request's path named an account the resolver never found (here, in the last day) and this minute's
+ * `accounts.requestLookupsPerMinute` is spent. Answered 503: the request may come again.
  */
 export class HubtelAccountLookupLimitError extends HubtelError {
   constructor(
@@ -74,9 +68,8 @@ export class HubtelAccountLookupLimitError extends HubtelError {
 }
 
 /**
- * A call named an account that no way knows: not `default`, not registered, and unknown to the
- * module's resolver when it has one. Nothing was sent or changed. `knownAccounts` lists the names
- * configured in code or the environment (not those only the resolver knows).
+ * A call named an account nothing knows (not `default`, registered, or found by the resolver): nothing
+ * was sent or changed. `knownAccounts`: the names configured in code or the environment.
  */
 export class HubtelUnknownAccountError extends HubtelError {
   constructor(
@@ -95,12 +88,8 @@ export class HubtelUnknownAccountError extends HubtelError {
   }
 
   override toJSON(): Record<string, unknown> {
-    return {
-      ...super.toJSON(),
-      area: this.area,
-      account: this.account,
-      knownAccounts: [...this.knownAccounts],
-    };
+    const { area, account, knownAccounts } = this;
+    return { ...super.toJSON(), area, account, knownAccounts: [...knownAccounts] };
   }
 }
 

@@ -44,11 +44,9 @@ interface CachedAccount<T> {
 }
 
 /**
- * One area's accounts in an application: the default one (forRoot), those registered by name
- * (registerAccount), and those the optional resolver finds at run time (cached). A registered
- * account is built once, at bootstrap (`onModuleInit`), so a bad option stops the app; a
- * resolved one at first use. An unknown name, a resolver that throws or answers options that do
- * not pass the check is not cached: the next call asks again.
+ * One area's accounts: the default (forRoot), those registered by name (built at bootstrap, so a bad
+ * option stops the app) and those the optional resolver finds at first use (cached). An unknown name,
+ * a resolver that throws or answers bad options, is not cached: the next call asks again.
  */
 export class AccountRegistry<T> implements HasAccountTransports {
   private defaults?: DefaultAccount<T>;
@@ -96,10 +94,7 @@ export class AccountRegistry<T> implements HasAccountTransports {
     for (const name of this.registered.keys()) this.registeredAccount(name);
   }
 
-  /**
-   * The accounts built so far (the default, the registered, the resolved still cached) with a
-   * transport of their own (the default account's is the module's provider): health checks probe each.
-   */
+  /** Accounts built so far (default, registered, resolved still cached) with a transport, for health. */
   async [ACCOUNT_TRANSPORTS](): Promise<AccountTransport[]> {
     const accounts = new Map<string, T>([[HUBTEL_DEFAULT_ACCOUNT, this.default]]);
     for (const name of this.registered.keys()) accounts.set(name, this.registeredAccount(name));
@@ -125,11 +120,9 @@ export class AccountRegistry<T> implements HasAccountTransports {
   }
 
   /**
-   * Account `name` taken from a request's path: as `get`, but a name the resolver did not know is
-   * remembered (`unknownTtlMs`), and the resolver calls requests start for names it never found
-   * are bounded (`requestLookupsPerMinute`, else HubtelAccountLookupLimitError, told once per
-   * episode): made-up names in forged callbacks cost the merchant's database little, and cannot
-   * hold back an account found before.
+   * As `get`, for a name from a request's path: one unknown is remembered (`unknownTtlMs`) and look-ups
+   * of names never found are bounded (`requestLookupsPerMinute`, else HubtelAccountLookupLimitError):
+   * forged callbacks' made-up names cost the database little, and cannot hold back a found account.
    */
   async forRequest(name: string): Promise<T> {
     const resolver = this.defaults?.resolver;
@@ -190,10 +183,7 @@ export class AccountRegistry<T> implements HasAccountTransports {
       const episode = this.lookups.refused > 0 && now - this.lookups.since < 120_000;
       this.lookups = { since: now, count: 0, refused: 0, episode };
     }
-    if (this.lookups.count < resolver.requestLookupsPerMinute) {
-      this.lookups.count++;
-      return;
-    }
+    if (this.lookups.count < resolver.requestLookupsPerMinute) return void this.lookups.count++;
     if (this.lookups.refused++ === 0 && !this.lookups.episode)
       this.logger.warn(
         `${this.area}: requests named ${resolver.requestLookupsPerMinute} accounts the resolver never found within a minute ` +
@@ -208,9 +198,8 @@ export class AccountRegistry<T> implements HasAccountTransports {
   }
 
   /**
-   * The cached account, else the resolver's answer (concurrent first uses share one call). An
-   * expired entry of an account found is served while the resolver is asked again in the
-   * background; the answer replaces it (or, when the account is gone, removes it).
+   * The cached account, else the resolver's answer (concurrent first uses share one call). A found
+   * account's expired entry is served while refreshed in the background (removed if the account is gone).
    */
   private resolvedAccount(name: string, resolver: ResolvedAccountResolver): Promise<T> {
     const now = Date.now();

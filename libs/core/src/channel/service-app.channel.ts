@@ -1,8 +1,6 @@
-/*
- * Which channel a programmable-services request comes from, by the rule of Hubtel's own SDK: USSD
- * when `Platform` is `USSD` or `Operator` is a telco (any case); else an app channel. One rule for
- * the library (how it answers) and the tools (how they play the phone).
- */
+// Which channel a programmable-services request comes from, by the rule of Hubtel's own SDK: USSD
+// when `Platform` is `USSD` or `Operator` is a telco (any case); else an app channel. One rule for
+// the library (how it answers) and the tools (how they play the phone).
 
 /** The telco operators the platform's SDK knows; each may carry a country suffix (`mtn-gh`). */
 const USSD_OPERATORS = new Set(['mtn', 'vodafone', 'tigo', 'airtel', 'airteltigo', 'glo', 'safaricom']);

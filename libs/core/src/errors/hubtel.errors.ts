@@ -57,13 +57,8 @@ export class HubtelError extends Error {
   }
 
   toJSON(): Record<string, unknown> {
-    return {
-      name: this.name,
-      code: this.code,
-      message: this.message,
-      httpStatus: this.httpStatus,
-      responseCode: this.responseCode,
-    };
+    const { name, code, message, httpStatus, responseCode } = this;
+    return { name, code, message, httpStatus, responseCode };
   }
 }
 

@@ -83,11 +83,10 @@ export class HandlerRegistry implements OnApplicationBootstrap {
 
   private handlersOfEvent(event: string): readonly PipelineHandler[] {
     const { emitter, discovery } = this.options;
-    if (!discovery) {
+    if (!discovery)
       return Object.freeze(
         (emitter.listeners(event) as Method[]).map((fn, index) => ({ id: `${event}#${index}`, call: fn })),
       );
-    }
     return this.discover().get(event) ?? NO_HANDLERS;
   }
 

@@ -40,12 +40,11 @@ export function decodeSuccess<T>(
     const details = { httpStatus: res.status, body: truncate(text), attempts };
     const message = `${where(req)} answered ${res.status} with a body that is not JSON`;
     // The platform accepted a non-idempotent request but we cannot read what it did.
-    if (!req.idempotent) {
+    if (!req.idempotent)
       throw new HubtelUnknownOutcomeError(
         `${message}; its outcome is unknown: check its status before sending it again`,
         details,
       );
-    }
     throw new HubtelApiError(message, details);
   }
   return { status: res.status, data: data as T, headers: plainHeaders(res.headers), attempts };
@@ -214,9 +213,8 @@ export function classifyFailure(error: unknown): AttemptFailure {
     // The OS gave up connecting: nothing was sent.
     return { kind: 'pre-send', code, message };
   }
-  if (code === 'ETIMEDOUT' || code === 'ECONNABORTED' || /timeout/i.test(message)) {
+  if (code === 'ETIMEDOUT' || code === 'ECONNABORTED' || /timeout/i.test(message))
     return { kind: 'timeout', code: 'ETIMEDOUT', message };
-  }
   if (PRE_SEND_CODES.has(code)) return { kind: 'pre-send', code, message };
   return { kind: 'broken', code, message };
 }

@@ -106,15 +106,13 @@ export class HttpTransport {
 
   async request<T = unknown>(req: HubtelRequest): Promise<HubtelResponse<T>> {
     const base = this.config.baseUrls[req.api];
-    if (!base) {
+    if (!base)
       throw new HubtelError(
         'HUBTEL_CONFIG_INVALID',
         `${req.operation}: no base URL is configured for the ${req.api} API`,
       );
-    }
-    if (!req.path.startsWith('/')) {
+    if (!req.path.startsWith('/'))
       throw new HubtelError('HUBTEL_CONFIG_INVALID', `${req.operation}: request path must start with "/"`);
-    }
     const params = new URLSearchParams();
     for (const [key, value] of Object.entries(req.query ?? {}))
       if (value !== undefined) params.append(key, String(value));
@@ -134,24 +132,21 @@ export class HttpTransport {
       const debug =
         this.logger.debug !== undefined &&
         (this.config.hooks?.logger !== undefined || isLogLevelEnabled('debug', this.logger as Logger));
-      if (debug) {
+      if (debug)
         this.logger.debug!(
           maskPhoneNumbers(`→ ${target}${query} [${req.operation}] attempt ${attempt}/${maxAttempts}`) +
             (data === undefined ? '' : ` body=${redactToString(req.body)}`),
         );
-      }
       const started = debug ? now() : 0;
       const began = telemetry ? performance.now() : 0;
       let decision: Decision;
       try {
         const res = await this.send(config);
         telemetry?.record(outboundSignal(req, String(res.status), began));
-        if (debug) {
+        if (debug)
           this.logger.debug!(`← ${res.status} ${target} [${req.operation}] in ${now() - started} ms`);
-        }
-        if ((res.status >= 200 && res.status < 300) || req.acceptStatus?.includes(res.status)) {
+        if ((res.status >= 200 && res.status < 300) || req.acceptStatus?.includes(res.status))
           return decodeSuccess<T>(req, res, attempt);
-        }
         decision = decideOnStatus(req, res, attempt, now());
       } catch (error) {
         if (error instanceof HubtelError) throw error;
@@ -215,11 +210,6 @@ function axiosRequest(
 }
 
 function outboundSignal(req: HubtelRequest, status: string, began: number): HubtelOutboundSignal {
-  return {
-    kind: 'outbound',
-    api: req.api,
-    operation: req.operation,
-    status,
-    durationMs: performance.now() - began,
-  };
+  const { api, operation } = req;
+  return { kind: 'outbound', api, operation, status, durationMs: performance.now() - began };
 }

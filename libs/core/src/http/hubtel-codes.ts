@@ -29,10 +29,7 @@ const HUBTEL_SMS_ERROR_CODES: Readonly<Record<string, string>> = Object.freeze({
   '12': 'payment required (no SMS credit)',
 });
 
-/**
- * The tail of a refusal's message: ` (code 4101: its documented meaning) — the platform's own words`
- * (phone numbers masked), each part only when there is one.
- */
+/** A refusal message's tail, ` (code 4101: its meaning) — the platform's words`, masked; parts if found. */
 export function refusalDetail(api: HubtelApi, code: string | undefined, body: unknown): string {
   const meaning =
     code === undefined ? undefined : (api === 'sms' ? HUBTEL_SMS_ERROR_CODES : HUBTEL_RESPONSE_CODES)[code];

@@ -1,8 +1,6 @@
-/*
- * The instance's budget of status checks a minute, shared by every module. The platform rate-limits
- * the check per merchant: without it, forged callbacks could spend that limit and genuine payments
- * would wait. A refused check is never sent; its caller defers or retries it.
- */
+// The instance's budget of status checks a minute, shared by every module. The platform rate-limits
+// the check per merchant: without it, forged callbacks could spend that limit and genuine payments
+// would wait. A refused check is never sent; its caller defers or retries it.
 import { Module, type LoggerService } from '@nestjs/common';
 import { HubtelStatusCheckBudgetError } from '../errors/hubtel.errors.js';
 import { HUBTEL_DEFAULT_STATUS_CHECKS_PER_MINUTE, HUBTEL_STATUS_CHECK_BUDGET } from '../hubtel.constants.js';
@@ -57,13 +55,12 @@ export class StatusCheckBudget {
     const retryAfterMs = oldest + MINUTE_MS - now;
     this.hooks.telemetry?.record({ kind: 'status-check-budget', operation });
     // One line per episode (not one per refused check: a flood must not flood the logs too).
-    if (now - this.lastRefusalAt >= MINUTE_MS) {
+    if (now - this.lastRefusalAt >= MINUTE_MS)
       this.logger.warn(
         `Status-check budget reached: ${limit} transaction status checks in the last minute on this instance; ` +
           `further checks wait (${operation} refused, next allowed in ${Math.ceil(retryAfterMs / 1000)} s). ` +
           'Raise statusCheckBudget.perMinute if this is genuine load; otherwise someone may be sending forged callbacks.',
       );
-    }
     this.lastRefusalAt = now;
     throw new HubtelStatusCheckBudgetError(
       `${operation}: the instance's budget of ${limit} status checks a minute is spent; not sent`,

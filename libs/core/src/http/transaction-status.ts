@@ -66,12 +66,11 @@ export async function requestTransactionStatus(
   const envelope = withFieldNames(response.data, ANSWER_FIELDS.envelope);
   const code = typeof envelope?.responseCode === 'string' ? envelope.responseCode : undefined;
   const data = withFieldNames(envelope?.data, ANSWER_FIELDS.transactionStatus);
-  if ((code !== undefined && code !== '0000') || !data || typeof data.status !== 'string') {
+  if ((code !== undefined && code !== '0000') || !data || typeof data.status !== 'string')
     throw new HubtelApiError(
       `${operation}: no status for ${clientReference}${refusalDetail('status', code, envelope)}`,
       { httpStatus: response.status, responseCode: code, body: envelope },
     );
-  }
   return {
     clientReference: textOf(data.clientReference) ?? clientReference,
     status: data.status,

@@ -37,13 +37,12 @@ export function createUndiciAxiosAdapter(dispatcher?: Dispatcher): AxiosAdapter 
 }
 
 async function send(config: InternalAxiosRequestConfig, dispatcher: Dispatcher): Promise<AxiosResponse> {
-  if (config.proxy || config.httpAgent || config.httpsAgent) {
+  if (config.proxy || config.httpAgent || config.httpsAgent)
     throw new AxiosError(
       'The undici adapter does not take axios `proxy`, `httpAgent` or `httpsAgent`; set HTTP(S)_PROXY or pass a dispatcher',
       AxiosError.ERR_NOT_SUPPORT,
       config,
     );
-  }
   const url = fullUrl(config);
   const method = (config.method ?? 'get').toUpperCase() as Dispatcher.HttpMethod;
   const headers = requestHeaders(config);
@@ -102,14 +101,13 @@ async function send(config: InternalAxiosRequestConfig, dispatcher: Dispatcher):
     );
   } catch (error) {
     if (error instanceof AxiosError) throw error;
-    if (reason === 'timeout') {
+    if (reason === 'timeout')
       throw new AxiosError(
         config.timeoutErrorMessage ?? `timeout of ${timeoutMs}ms exceeded`,
         config.transitional?.clarifyTimeoutError ? AxiosError.ETIMEDOUT : AxiosError.ECONNABORTED,
         config,
         { method, url },
       );
-    }
     if (reason === 'cancel') throw new CanceledError(undefined, undefined, config);
     const err = error as Error & { code?: string };
     throw AxiosError.from(err, err.code, config, { method, url });

@@ -38,12 +38,11 @@ export class InboundAccessPolicy {
   /** Validates the options at bootstrap; `optionPrefix` names the bad one in errors. */
   constructor(options: InboundAccessOptions = {}, optionPrefix = '') {
     if (options.pathSecret !== undefined) {
-      if (typeof options.pathSecret !== 'string' || !/^[A-Za-z0-9._~-]{16,}$/.test(options.pathSecret)) {
+      if (typeof options.pathSecret !== 'string' || !/^[A-Za-z0-9._~-]{16,}$/.test(options.pathSecret))
         throw new HubtelConfigError(
           `${optionPrefix}pathSecret`,
           'must be at least 16 URL-safe characters (letters, digits, . _ ~ -)',
         );
-      }
       this.secretDigest = digest(options.pathSecret);
     }
     if (options.allowedIps !== undefined)
@@ -81,13 +80,12 @@ export class InboundAccessPolicy {
       throw inboundHttpError(404, 'HUBTEL_NOT_FOUND', 'Not found');
     if (this.allowed) {
       const client = this.clientAddress(request);
-      if (!client || !this.allowed.check(client.address, client.family)) {
+      if (!client || !this.allowed.check(client.address, client.family))
         throw inboundHttpError(
           403,
           'HUBTEL_SOURCE_NOT_ALLOWED',
           `Source address ${client?.address ?? 'unknown'} is not on this endpoint's allow-list`,
         );
-      }
     }
   }
 

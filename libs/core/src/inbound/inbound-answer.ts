@@ -64,12 +64,8 @@ function toHttpError(
     const { issues } = error;
     const shown = issues.slice(0, 5).map((issue) => issue.message);
     const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : '';
-    return inboundHttpError(
-      400,
-      'HUBTEL_INVALID_BODY',
-      `Invalid ${what}: ${shown.join('; ')}${more}`,
-      issues,
-    );
+    const message = `Invalid ${what}: ${shown.join('; ')}${more}`;
+    return inboundHttpError(400, 'HUBTEL_INVALID_BODY', message, issues);
   }
   if (error instanceof HubtelShuttingDownError) return shuttingDownHttpError(response, error);
   const refused = options.refusal?.(error);

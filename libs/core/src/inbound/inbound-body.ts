@@ -68,11 +68,10 @@ function refusal(path: string, message: string): ValidationIssue {
 export function parseInbound<T>(validate: CompiledValidator<T>, body: unknown, what: string): T {
   const hostile = findHostileStructure(body);
   const checked = hostile ? { ok: false as const, issues: [hostile] } : validate(body);
-  if (!checked.ok) {
+  if (!checked.ok)
     throw new HubtelValidationError(
       `Invalid ${what}: ${checked.issues.map((i) => i.message).join('; ')}`,
       checked.issues,
     );
-  }
   return checked.value;
 }

@@ -1,9 +1,8 @@
 import { Controller, UseGuards, type CanActivate, type Type } from '@nestjs/common';
 
 /**
- * How a host app places and protects a controller of the suite. Given as module "extras"
- * (`CheckoutModule.forRoot({ ..., callback: { path, decorators: [Public(), SkipThrottle()] } })`)
- * because Nest fixes routes before async options resolve.
+ * How a host app places and protects a suite's controller: module "extras", as Nest fixes routes before
+ * async options resolve (`CheckoutModule.forRoot({ ..., callback: { path, decorators: [Public()] } })`).
  */
 export interface HubtelRouteOptions {
   /** Route path of the controller (Nest's global prefix still applies). */

@@ -94,26 +94,23 @@ export function inboundKit<O extends InboundKitOptions>(
         runner: JobRunner | undefined,
         telemetry: HubtelTelemetry | undefined,
       ) => {
-        if (!emitter) {
+        if (!emitter)
           throw new HubtelConfigError(
             'EventEmitterModule',
             `${spec.module} ${spec.emits}: import EventEmitterModule.forRoot() in your application module`,
           );
-        }
         // One engine per deployment: a shared store needs the shared runner (it takes a dead replica's
         // jobs over), and a local store beside one would have others run jobs they cannot read.
-        if (runner && !runner.local && store.local) {
+        if (runner && !runner.local && store.local)
           throw new HubtelConfigError(
             `${spec.optionPrefix}.store`,
             `${spec.module} keeps its records in this process (${store.constructor.name}) but the app runs jobs on a shared runner (HUBTEL_JOB_RUNNER, e.g. HubtelBullmqModule): give it the shared store (HubtelRedisModule.forRoot({ url }), or its \`store\` option), or remove the runner`,
           );
-        }
-        if (!runner && !store.local) {
+        if (!runner && !store.local)
           throw new HubtelConfigError(
             'HubtelBullmqModule',
             `${spec.module} keeps its records in a shared store (${store.constructor.name}): its jobs must run on BullMQ. Import HubtelBullmqModule.forRoot({ url }) (nestjs-hubtel/bullmq) beside HubtelRedisModule, with the same Redis`,
           );
-        }
         const { jobs = {}, ...settings } = spec.pipeline.settings(options);
         const pipeline = new InboundPipeline({
           ...settings,

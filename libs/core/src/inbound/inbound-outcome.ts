@@ -94,10 +94,6 @@ function union(base: JobRecord, other: JobRecord): JobRecord {
 /** What a done job's record keeps with `compactWhenDone`: enough to recognise its key. */
 function compact(done: JobRecord, definition: JobDefinition<any>): JobRecord {
   const { results: _results, state: _state, lastError: _error, ...rest } = done;
-  return {
-    ...rest,
-    payload: definition.compactWhenDone!(done.payload, done),
-    doneHandlers: NO_HANDLERS,
-    compacted: true,
-  };
+  const payload = definition.compactWhenDone!(done.payload, done);
+  return { ...rest, payload, doneHandlers: NO_HANDLERS, compacted: true };
 }

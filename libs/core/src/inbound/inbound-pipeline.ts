@@ -340,12 +340,8 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       this.logger.warn(
         `Job ${job.type} ${maskPhoneNumbers(job.key)} not run: ${maskPhoneNumbers(refusal.reason)} (${refusal.outcome})`,
       );
-      await this.settlement.settled(
-        definition,
-        settled,
-        refusal.outcome,
-        new JobRefusedError(job.type, job.key, refusal),
-      );
+      const refused = new JobRefusedError(job.type, job.key, refusal);
+      await this.settlement.settled(definition, settled, refusal.outcome, refused);
       return SETTLED;
     }
     if (deferral instanceof JobDeferral) {

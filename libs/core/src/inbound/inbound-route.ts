@@ -47,10 +47,7 @@ export function inboundPathAccount(
   return name === undefined ? accounts.default.name : accounts.knows(name) ? name : undefined;
 }
 
-/**
- * The account a request is for, its access checked; an unknown name is a 404 like a wrong secret,
- * so the answer tells neither.
- */
+/** A request's account, its access checked: an unknown name is a 404 as a wrong secret is (tells neither). */
 export async function routeInbound<A extends InboundAccount>(
   request: InboundRequestLike,
   accounts: InboundAccounts<A>,

@@ -72,20 +72,15 @@ export class JobSettlement {
   }
 
   /** Runs each follow-up here now; queues what is left (throws if it cannot: `then` asks again). */
-  private async follow(followUps: FollowUp[]): Promise<JobRunOutcome> {
+  private async follow(followUps: FollowUp[]): Promise<void> {
     for (const { storeKey, type, entry } of followUps) {
       const outcome = await this.ctx.execute(storeKey, undefined, entry);
       if (outcome.kind === 'settled') continue;
       const delayMs =
         outcome.kind === 'retry' ? outcome.delayMs : Math.max(0, outcome.until - this.ctx.now());
-      await this.ctx.runner.enqueue(this.ctx.options.name, {
-        storeKey,
-        type,
-        run: 1,
-        ...(delayMs > 0 ? { delayMs } : {}),
-      });
+      const request = { storeKey, type, run: 1, ...(delayMs > 0 ? { delayMs } : {}) };
+      await this.ctx.runner.enqueue(this.ctx.options.name, request);
     }
-    return SETTLED;
   }
 
   /** Follow-ups of a run that lost its outcome write to another run: queued, not run here. */
@@ -112,13 +107,8 @@ export class JobSettlement {
       return undefined;
     } catch (error) {
       const message = describeError(error);
-      const pending = nextRecord(
-        this.ctx.now(),
-        job,
-        'pending',
-        attempts,
-        outcome === 'dead' ? job.lastError : message,
-      );
+      const lastError = outcome === 'dead' ? job.lastError : message;
+      const pending = nextRecord(this.ctx.now(), job, 'pending', attempts, lastError);
       pending.settling = outcome;
       if (!(await writeOutcome(this.ctx.writer, storeKey, entry, pending, definition))) return SETTLED;
       const policy = { ...DEFAULT_JOB_RETRY, ...this.ctx.options.retry, ...definition.retry };
@@ -158,13 +148,8 @@ export class JobSettlement {
   }
 
   private signal(type: string, outcome: HubtelJobSignal['outcome'], attempt: number): void {
-    this.ctx.options.telemetry?.record({
-      kind: 'job',
-      pipeline: this.ctx.options.name,
-      job: type,
-      outcome,
-      attempt,
-    });
+    const { telemetry, name: pipeline } = this.ctx.options;
+    telemetry?.record({ kind: 'job', pipeline, job: type, outcome, attempt });
   }
 
   async settled(

@@ -1,8 +1,6 @@
-/*
- * Escaping for text that reaches a log line: a request's value could otherwise forge a line of its
- * own, recolour the terminal (ANSI) or reorder what a person reads (bidi). Masking comes first: it
- * reads a tab or zero-width space between digits as a separator, where its escape would split them.
- */
+// Escaping for text that reaches a log line: a request's value could otherwise forge a line of its
+// own, recolour the terminal (ANSI) or reorder what a person reads (bidi). Masking comes first: it
+// reads a tab or zero-width space between digits as a separator, where its escape would split them.
 import { maskPhoneNumbers } from './redact.js';
 
 /** C0, DEL and C1 controls, line/paragraph separators, bidi marks and overrides, the BOM. */

@@ -1,7 +1,5 @@
-/*
- * Masking for anything that may reach a log line: phone numbers are personal data, credentials are
- * never written. Digits that are no phone number (ids, timestamps, amounts) stay searchable.
- */
+// Masking for anything that may reach a log line: phone numbers are personal data, credentials are
+// never written. Digits that are no phone number (ids, timestamps, amounts) stay searchable.
 import { isWrittenPhoneNumber } from '../phone/msisdn.js';
 
 const MASK = '*';
@@ -252,16 +250,12 @@ function walk(value: unknown, depth: number, seen: WeakSet<object>, maxItems: nu
     }
     if (value instanceof Map) return walk(Object.fromEntries(value), depth, seen, maxItems);
     if (value instanceof Error) {
-      return {
-        name: value.name,
-        message: maskPhoneNumbers(value.message),
-        code: (value as { code?: unknown }).code,
-      };
+      const { name, message, code } = value as Error & { code?: unknown };
+      return { name, message: maskPhoneNumbers(message), code };
     }
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
+    for (const [key, item] of Object.entries(value))
       out[key] = isSecretKey(key) ? REDACTED : walk(item, depth - 1, seen, maxItems);
-    }
     return out;
   } finally {
     seen.delete(value);

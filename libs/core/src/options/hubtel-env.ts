@@ -1,9 +1,8 @@
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 
 /**
- * Where settings come from: `process.env`, any string map, a getter such as
- * `(key) => configService.get(key)`, or an object with a `get(key)` method (a @nestjs/config
- * ConfigService itself).
+ * Where settings come from: `process.env`, any string map, a getter (`(key) => config.get(key)`), or an
+ * object with a `get(key)` method (a @nestjs/config ConfigService itself).
  */
 export type HubtelEnvSource =
   | ((key: string) => string | number | boolean | undefined | null)
@@ -62,8 +61,7 @@ export function checkOptionsFromEnv(
 /** Whether `overrides` gives a value at `path` (its first segment, the module prefix, skipped). */
 function overridden(overrides: object, path: string): boolean {
   let value: unknown = overrides;
-  for (const key of path.split('.').slice(1)) {
+  for (const key of path.split('.').slice(1))
     value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
-  }
   return value !== undefined;
 }

@@ -75,20 +75,14 @@ export interface HubtelModuleSpec<
   context?: (extras: X) => C;
   /** The application's account registry (one, global). */
   registry: Type<Reg>;
-  /**
-   * The accounts (the registry, also provided as `provide`): forRoot's is `default(d)`, a named
-   * one `named(d, name, its resolved options)`; `d` holds `inject`'s providers by name.
-   */
+  /** The accounts (the registry, provided as `provide`); `d` holds `inject`'s providers by name. */
   accounts: {
     provide: InjectionToken;
     inject: Record<string, InjectionToken>;
     /** Default: `named(d, 'default', d.resolved, own)`. */
     default?: (defaults: D, own: HubtelAccountParts, registry: Reg) => T;
     named: (defaults: D, name: string, options: R, own: HubtelAccountParts) => T;
-    /**
-     * An inbound module's kit (inboundKit); a named account's own parts are made from its options,
-     * warned about when unguarded while forRoot's has a path secret (unless `routes` says none).
-     */
+    /** An inbound module's kit; a named account unguarded while forRoot's has a path secret is warned of. */
     inbound?: Omit<InboundKitSpec<R & InboundKitOptions>, 'module' | 'optionPrefix' | 'options'> & {
       transport: { provide: InjectionToken; config: (options: R) => HttpTransportConfig; context: string };
       pathSecret: string;
@@ -249,10 +243,7 @@ export function hubtelModuleRecipe<
     .build();
 
   class HubtelModule extends built.ConfigurableModuleClass {
-    /**
-     * A further account, by name. It gives its own credentials; every other option it leaves out
-     * is the default account's (forRoot, required).
-     */
+    /** A further account, by name: its own credentials; other options it leaves out are forRoot's. */
     static registerAccount(options: HubtelAccountOptions<A>): DynamicModule {
       const { name, isGlobal, ...overrides } = options ?? ({} as HubtelAccountOptions<A>);
       checkAccountName(name, `${scope}.registerAccount.name`, forRoot);
@@ -272,9 +263,6 @@ export function hubtelModuleRecipe<
     }
   }
 
-  return {
-    ConfigurableModuleClass: HubtelModule,
-    OPTIONS_TYPE: built.OPTIONS_TYPE,
-    ASYNC_OPTIONS_TYPE: built.ASYNC_OPTIONS_TYPE,
-  };
+  const { OPTIONS_TYPE, ASYNC_OPTIONS_TYPE } = built;
+  return { ConfigurableModuleClass: HubtelModule, OPTIONS_TYPE, ASYNC_OPTIONS_TYPE };
 }

@@ -12,23 +12,18 @@ import {
   ValidateNested,
 } from 'class-validator';
 
-/*
- * One declaration per option: `@HubtelOption` on a field of a module's options class says its rule
- * (applied as the class-validator decorators it stands for), its default, its environment variable
- * and how a named account gets it. The metadata lives here, not in class-validator's storage: the
- * options validator refuses rules it cannot compile, and these are not rules.
- */
+// One declaration per option: `@HubtelOption` gives its rule (as the class-validator decorators it
+// stands for), default, environment variable and account rule. Kept here, not in class-validator's
+// storage: the options validator refuses rules it cannot compile, and these are not rules.
 
 /**
  * How a named account (`registerAccount`, a resolver) gets an option it leaves out:
  * - `inherited` (the default): the default account's value.
  * - `own`: never inherited, required: an account never acts with another's keys.
- * - `ownIfDefault`: never inherited, required when the default account has it (the service app's
- *   `statusCheck`: an account is never left unverified where the default one is verified).
+ * - `ownIfDefault`: never inherited, required if the default has it (`statusCheck`: none left unverified).
  * - `notInherited`: the account's own or none (a POS Sales ID, a path secret).
  * - `defaultOnly`: an option of the whole module, set on the default account only (refused on a named one).
- * - `merged`: a section merged field by field (a named account's `retry.maxAttempts` keeps the
- *   default's delays), its fields following their own rules.
+ * - `merged`: a section, field by field, each by its rule (a `retry.maxAttempts` keeps the default's delays).
  * An `own` or `ownIfDefault` section the account gives takes from the default's the fields its
  * class declares `inherited` (the status check's URL and time-out: no credentials).
  */
@@ -56,10 +51,7 @@ export interface HubtelOptionSpec {
   atMost?: string;
   /** The value when the option is not given (nor null). */
   default?: unknown;
-  /**
-   * A default that depends on other options: called with the section being resolved (its given
-   * fields and the defaults of the fields declared before this one) and the whole options object.
-   */
+  /** A default from other options: gets the section (given fields, earlier defaults) and the root. */
   defaultFrom?: (section: Record<string, unknown>, root: Record<string, unknown>) => unknown;
   /** The environment variable of the default account (`HUBTEL_SMS_SENDER_ID`). */
   env?: string;
@@ -69,10 +61,7 @@ export interface HubtelOptionSpec {
    */
   envWhole?: true;
   account?: HubtelAccountRule;
-  /**
-   * A section (an object of options) whose fields are declared on `section()`. Set by `nested` for
-   * validated sections; given here for a section checked elsewhere.
-   */
+  /** A section whose fields `section()` declares: set by `nested`, or given for one checked elsewhere. */
   section?: () => Function;
 }
 
@@ -98,9 +87,8 @@ function declare(target: object, key: string | symbol, spec: HubtelOptionSpec): 
 }
 
 /**
- * Several class-validator rules as one decorator, so a rule shared by DTOs is written once. Applied
- * last to first, as stacked decorators are: the schema converter lets a later `@IsInt` win over
- * `@Min`'s plain number type.
+ * Several class-validator rules as one decorator. Applied last to first, as stacked decorators are: the
+ * schema converter lets a later `@IsInt` win over `@Min`'s plain number type.
  */
 export function rules(...decorators: PropertyDecorator[]): PropertyDecorator {
   return (target, property) => {
@@ -134,10 +122,7 @@ export function HubtelOption(spec: HubtelOptionSpec = {}): PropertyDecorator {
   return rules(...ruleDecorators(spec), (target, key) => declare(target, key, declared));
 }
 
-/**
- * The declared fields of an options class, its ancestors' first (a subclass re-declaring a field,
- * to give it a variable of its own, overrides its spec field by field).
- */
+/** An options class's declared fields, ancestors' first (a redeclared field's spec merged field by field). */
 export function optionFields(options: Function): HubtelOptionField[] {
   const chain: Function[] = [];
   for (

@@ -5,11 +5,9 @@ import { checkOptions, isPlainObject } from './hubtel-options.dto.js';
 import { assertOptionsObject, resolveUrl } from './hubtel-options.validation.js';
 import { accountRule, optionFields, type HubtelOptionField } from './hubtel-option.decorator.js';
 
-/*
- * What a module derives from its options class (see HubtelOption): the defaults filled in after
- * validation, the options read from the environment, and a named account's options inherited from
- * the default account's. Cross-field rules stay in each module's resolver.
- */
+// What a module derives from its options class (see HubtelOption): the defaults filled in after
+// validation, the options read from the environment, and a named account's options inherited from
+// the default account's. Cross-field rules stay in each module's resolver.
 
 type Plain = Record<string, unknown>;
 
@@ -78,9 +76,8 @@ function fillSection(fields: HubtelOptionField[], section: Plain, root: Plain): 
 export interface OptionsFromEnv<T> {
   options: Partial<T>;
   /**
-   * Option path (`sms.clientId`, `sms[north].retry.maxAttempts`) → the variable behind it, for
-   * `checkOptionsFromEnv`. A named account's lists what it set and what it must set (`own`): what
-   * it leaves unset is the default's, and a bad inherited value is reported there.
+   * Option path (`sms[north].retry.maxAttempts`) → its variable, for `checkOptionsFromEnv`. A named
+   * account's lists what it set or must set (`own`): a bad inherited value is reported as the default's.
    */
   variables: Record<string, string>;
 }

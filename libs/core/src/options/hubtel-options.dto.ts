@@ -115,9 +115,8 @@ export function IsHubtelShutdownGraceMs(): PropertyDecorator {
 }
 
 /**
- * Shutdown of a module's inbound pipeline. Where jobs run is not an option: in this process with
- * the memory store, on BullMQ with Redis (whose lock and stalled-job check hand a dead replica's
- * job to another: HubtelBullmqModule's `lockDurationMs` / `stalledIntervalMs`).
+ * Shutdown of a module's inbound pipeline. Where jobs run is no option: here with the memory store, on
+ * BullMQ with Redis (HubtelBullmqModule's `lockDurationMs` / `stalledIntervalMs` hand a dead replica's on).
  */
 export class HubtelShutdownOptions {
   /**
@@ -130,11 +129,10 @@ export class HubtelShutdownOptions {
 }
 
 /**
- * The instance's budget of transaction status checks (shared by checkout and the service app: when
- * both set it, the smaller wins). A check over budget is not sent: a confirmation waits for the
- * next free slot, the reconciler and payment checks retry later, `getStatus` throws
- * HubtelStatusCheckBudgetError. Reaching it logs one warning and counts
- * `hubtel_status_checks_refused_total` (nestjs-hubtel/metrics).
+ * The instance's budget of transaction status checks (checkout's and the service app's: the smaller
+ * wins). A check over budget is not sent: a confirmation waits for a free slot, the reconciler and
+ * payment checks retry later, `getStatus` throws HubtelStatusCheckBudgetError. Reaching it logs one
+ * warning and counts `hubtel_status_checks_refused_total` (nestjs-hubtel/metrics).
  */
 export class HubtelStatusCheckBudgetOptions {
   /** Status checks this instance makes in any minute (1 to 100000). Default 600. */
@@ -143,10 +141,9 @@ export class HubtelStatusCheckBudgetOptions {
 }
 
 /**
- * The declaration of a module's `access` option (checked by InboundAccessPolicy) as a named account
- * gets it: declared `account: 'merged'` with this section, the account takes the default's
- * allow-list and proxies field by field, never its path secret (it names one account's route),
- * which is read from `pathSecretEnv` (`HUBTEL_<NAME>_…` for a named account).
+ * A module's `access` option as a named account gets it (`account: 'merged'`): the default's allow-list
+ * and proxies field by field, never its path secret (it names one account's route), which is read from
+ * `pathSecretEnv` (`HUBTEL_<NAME>_…` for a named account).
  */
 export function declareAccessOptions(pathSecretEnv: string): new () => InboundAccessOptions {
   class HubtelAccessOptionsDto implements InboundAccessOptions {

@@ -151,13 +151,7 @@ export function hubtelOptionsRecipe<O extends object, R, A, C = undefined>(spec:
     return { default: defaults, accounts: names.map(account) };
   };
 
-  return {
-    scope: spec.scope,
-    resolve,
-    resolveAccount,
-    optionsFromEnv,
-    accountsFromEnv,
-  };
+  return { scope: spec.scope, resolve, resolveAccount, optionsFromEnv, accountsFromEnv };
 }
 
 /** Checks an `accounts: { resolve, cacheTtlMs? }` option (under `scope`). */

@@ -7,9 +7,8 @@ export interface HubtelCredentials {
 }
 
 /**
- * The platform's outbound APIs. Each has its own base address and may have its own credentials:
- * the SMS API uses the account's SMS key pair, checkout and the status check share another, and
- * the fulfillment callback receiver documents none.
+ * The platform's outbound APIs, each with its own base address: SMS uses the account's SMS key pair,
+ * checkout and the status check share another, the fulfillment callback receiver documents none.
  */
 export type HubtelApi = 'sms' | 'checkout' | 'status' | 'fulfillment';
 

@@ -1,11 +1,9 @@
 import { HubtelValidationError, type ValidationIssue } from '../errors/hubtel.errors.js';
 import { HUBTEL_DEFAULT_COUNTRY_CODE } from '../hubtel.constants.js';
 
-/*
- * Phone numbers in the contract's form, `233241234567`, from `+233 24 123 4567`, `00233…`,
- * `0241234567` or `+233 (0)24…`. Ghana: 233 + 9 digits not starting with 0 (a typo is refused, not
- * guessed); elsewhere 8 to 15 digits. Bare national digits are refused, not sent to the wrong country.
- */
+// Phone numbers in the contract's form, `233241234567`, from `+233 24 123 4567`, `00233…`,
+// `0241234567` or `+233 (0)24…`. Ghana: 233 + 9 digits not starting with 0 (a typo is refused, not
+// guessed); elsewhere 8 to 15 digits. Bare national digits are refused, not sent to the wrong country.
 const MSISDN_MIN_DIGITS = 8;
 const MSISDN_MAX_DIGITS = 15;
 

@@ -19,9 +19,8 @@ export interface HubtelConnectionExtras {
 }
 
 /**
- * HubtelRedisModule's, HubtelBullmqModule's and HubtelMetricsModule's forRoot / forRootAsync: `type`
- * connected before start-up goes on, also under `token`; closed last, as the pipelines use it while
- * they drain before shutdown.
+ * HubtelRedisModule's, HubtelBullmqModule's and HubtelMetricsModule's forRoot(Async): `type` connected
+ * before start-up goes on, also under `token`; closed last, as the pipelines use it while they drain.
  */
 export function hubtelConnectionModule<O, T extends object, F extends string>(spec: {
   moduleName: string;

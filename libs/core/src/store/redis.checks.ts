@@ -26,40 +26,36 @@ export function refuseClientKeyPrefix(
   option: string,
   instead: string,
 ): void {
-  if (client.options.keyPrefix || client.options.redisOptions?.keyPrefix) {
+  if (client.options.keyPrefix || client.options.redisOptions?.keyPrefix)
     throw new HubtelRedisConfigError(
       option,
       'CLIENT_UNUSABLE',
       `must not set an ioredis keyPrefix: remove it and use the \`${instead}\` option`,
     );
-  }
 }
 
 /** Refuses a single-node client on a Cluster node (MOVED for most keys); a server hiding INFO passes. */
 export async function refuseClusterNode(info: () => Promise<string>, option: string): Promise<void> {
   const reply = await info().catch(() => '');
-  if (/^cluster_enabled:1\s*$/m.test(reply)) {
+  if (/^cluster_enabled:1\s*$/m.test(reply))
     throw new HubtelRedisConfigError(
       option,
       'CLUSTER_NODE_WITHOUT_CLUSTER_CLIENT',
       'points at a node of a Redis Cluster: give `cluster: { nodes: [...] }` (or a Cluster client) instead, so each key goes to the node that owns its slot',
     );
-  }
 }
 
 /** Checks `cluster.nodes`: a typo would otherwise surface as ioredis retrying an address forever. */
 export function redisClusterNodesOption(nodes: unknown, option: string): RedisClusterNode[] {
-  if (!Array.isArray(nodes) || nodes.length === 0) {
+  if (!Array.isArray(nodes) || nodes.length === 0)
     throw new HubtelConfigError(
       option,
       'must list at least one node, e.g. [{ host: "10.0.0.1", port: 6379 }]',
     );
-  }
   return nodes.map((node: unknown, i) => {
     const { host, port } = (node ?? {}) as Partial<RedisClusterNode>;
-    if (typeof host !== 'string' || host === '' || !Number.isInteger(port) || port! < 1 || port! > 65_535) {
+    if (typeof host !== 'string' || host === '' || !Number.isInteger(port) || port! < 1 || port! > 65_535)
       throw new HubtelConfigError(`${option}[${i}]`, 'must be { host: string, port: 1..65535 }');
-    }
     return { host, port: port! };
   });
 }

@@ -63,12 +63,11 @@ export function resolveStoreOption(
       `no provider found for the injection token ${String((store as { name?: string }).name ?? String(store))}`,
     );
   }
-  if (!isHubtelStore(found)) {
+  if (!isHubtelStore(found))
     throw new HubtelConfigError(
       option,
       `the provider of ${String(store)} is not a HubtelStore (or is created after this module: provide it from an imported module)`,
     );
-  }
   return found;
 }
 
