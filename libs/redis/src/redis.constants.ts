@@ -7,9 +7,8 @@ export const REDIS_STORE_DEFAULTS = Object.freeze({
   /** Connecting at startup gives up after this long. */
   connectTimeoutMs: 5_000,
   /**
-   * A connection (of the store's own client) that gets no byte back this long after a command is
-   * dropped and opened again. One whose peer vanished without closing it (a failover that moved the
-   * address, a dropped NAT entry) otherwise times every command out, for good.
+   * A store connection with no byte back this long after a command is dropped and reopened: one whose
+   * peer vanished unclosed (a failover, a dropped NAT entry) would time every command out, for good.
    */
   socketTimeoutMs: 15_000,
   /** Keys asked for per SCAN round trip (a hint to Redis, not a limit). */

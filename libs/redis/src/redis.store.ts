@@ -50,15 +50,13 @@ export class RedisStore implements HubtelStore {
 
   constructor(options: RedisStoreOptions) {
     const given = (['client', 'url', 'options', 'cluster'] as const).filter((k) => options[k] !== undefined);
-    if (given.length === 0) {
+    if (given.length === 0)
       throw new HubtelConfigError('redis', 'give a client, a url or options, or a cluster');
-    }
-    if (given.length > 1 && !(given.length === 2 && given.includes('url') && given.includes('options'))) {
+    if (given.length > 1 && !(given.length === 2 && given.includes('url') && given.includes('options')))
       throw new HubtelConfigError(
         'redis',
         `give one of: a client of yours, a url and/or options, or a cluster (got ${given.join(', ')})`,
       );
-    }
     this.keyPrefix = options.keyPrefix ?? REDIS_STORE_DEFAULTS.keyPrefix;
     if (typeof this.keyPrefix !== 'string')
       throw new HubtelConfigError('redis.keyPrefix', 'must be a string');
@@ -67,13 +65,12 @@ export class RedisStore implements HubtelStore {
       throw new HubtelConfigError('redis.lossCheckIntervalMs', 'must be 0 or a positive number');
     this.markers = new RedisStoreMarkers(this, lossCheck);
     ({ client: this.client, owned: this.owned } = storeClient(options));
-    if (isClusterClient(this.client) && hashTagOf(this.keyPrefix) !== undefined) {
+    if (isClusterClient(this.client) && hashTagOf(this.keyPrefix) !== undefined)
       throw new HubtelRedisConfigError(
         'redis.keyPrefix',
         'PREFIX_WITH_HASH_TAG',
         `"${this.keyPrefix}" holds a {hash tag}: on a cluster every key would go to one slot on one node; remove the braces`,
       );
-    }
     if (this.owned) {
       // Our client: report outages once each way instead of ioredis's unhandled-error noise.
       this.client.on('error', (error: Error) => {
@@ -167,13 +164,9 @@ export class RedisStore implements HubtelStore {
   ): Promise<StoreEntry<T> | undefined> {
     const ttl = ttlOf(options);
     if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 1) return undefined;
+    const args = [expectedVersion, encode(value), ttl ?? KEEP_TTL] as const;
     const version = await this.run('compareAndSet', () =>
-      this.commands.hubtelStoreCompareAndSet(
-        this.keyPrefix + key,
-        expectedVersion,
-        encode(value),
-        ttl ?? KEEP_TTL,
-      ),
+      this.commands.hubtelStoreCompareAndSet(this.keyPrefix + key, ...args),
     );
     return Number(version) > 0 ? { value, version: Number(version) } : undefined;
   }
@@ -281,9 +274,8 @@ function encode(value: unknown): string {
 function decode<T>(key: string, raw: string): StoreEntry<T> {
   const sep = raw.indexOf(':');
   const version = Number(raw.slice(0, sep));
-  if (sep < 1 || !Number.isSafeInteger(version)) {
+  if (sep < 1 || !Number.isSafeInteger(version))
     throw new HubtelStoreUnavailableError(`Redis store: ${key} does not hold a store entry`);
-  }
   const json = raw.slice(sep + 1);
   return { value: (json === '' ? undefined : JSON.parse(json)) as T, version };
 }
