@@ -44,20 +44,18 @@ export class BullmqConnections {
     if (options.cluster) redisClusterNodesOption(options.cluster.nodes, 'bullmq.cluster.nodes');
     const client = clientOf(options.connection);
     if (client) this.checkClient(client);
-    else if (looksLikeCopiedClient(options.connection)) {
+    else if (looksLikeCopiedClient(options.connection))
       throw new HubtelRedisConfigError(
         'bullmq.connection',
         'CLIENT_UNUSABLE',
         'is a copy of a client (a plain object with its fields, without its methods): BullMQ would connect to 127.0.0.1:6379 instead; pass the Redis or Cluster client itself',
       );
-    }
-    if (this.onCluster && hashTagOf(prefix) === undefined) {
+    if (this.onCluster && hashTagOf(prefix) === undefined)
       throw new HubtelRedisConfigError(
         'bullmq.prefix',
         'PREFIX_WITHOUT_HASH_TAG',
         `"${prefix}" has no {hash tag}: on a Redis Cluster every BullMQ script would fail with CROSSSLOT; use e.g. "{${prefix}}" or the default "${BULLMQ_RUNNER_DEFAULTS.prefix}"`,
       );
-    }
   }
 
   get onCluster(): boolean {
@@ -113,13 +111,12 @@ export class BullmqConnections {
       ? { ...client.options.redisOptions }
       : client.options;
     // Workers would have to copy the client to change this (and a copy of a Cluster loses it).
-    if (this.options.work !== false && options.maxRetriesPerRequest !== null) {
+    if (this.options.work !== false && options.maxRetriesPerRequest !== null)
       throw new HubtelRedisConfigError(
         'bullmq.connection',
         'CLIENT_UNUSABLE',
         `has maxRetriesPerRequest ${String(options.maxRetriesPerRequest ?? 'default (20)')}: BullMQ workers need null; create the client with maxRetriesPerRequest: null${isClusterClient(client) ? ' in redisOptions' : ''}, or give \`cluster\`/\`url\` and let the runner open its own`,
       );
-    }
   }
 
   /** Closes the Cluster clients opened here (a client given to BullMQ stays open: it is shared). */
@@ -162,9 +159,8 @@ export async function bounded(closing: Promise<unknown>, disconnect: () => Promi
 }
 
 /**
- * Closes a queue or worker of the runner within `bounded`'s wait, or at once when its Redis does not
- * answer now: a graceful close would only wait for Redis, and Nest stops the modules one after
- * another, so those waits added up past the app's shutdown deadline.
+ * Closes a runner's queue or worker within `bounded`'s wait, or at once when its Redis does not answer:
+ * Nest stops modules one after another, so graceful waits on a gone Redis added up past the deadline.
  */
 export async function closeBounded(
   target: Pick<Worker, 'close' | 'disconnect' | 'getBackend'>,

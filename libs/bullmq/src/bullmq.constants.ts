@@ -10,11 +10,9 @@ export const BULLMQ_RUNNER_DEFAULTS = Object.freeze({
   /** /health stays down this long after a failed add, unless an add succeeds sooner. */
   addFailureWindowMs: 60_000,
   /**
-   * A connection (of the runner's own) that gets no byte back this long after a command is dropped
-   * and opened again (the command is sent again on the new one). One whose peer vanished without
-   * closing it (a failover that moved the address, a dropped NAT entry) otherwise holds its commands
-   * for good: the worker waits on its next job's fetch and takes nothing. Longer than BullMQ's
-   * longest blocking wait (10 s) with its watchdog's second.
+   * A runner's own connection with no byte back this long after a command is dropped and reopened (the
+   * command resent): one whose peer vanished unclosed (a failover, a dropped NAT entry) would hold the
+   * worker's next-job fetch for good. Above BullMQ's longest blocking wait (10 s) plus its watchdog's 1 s.
    */
   socketTimeoutMs: 15_000,
   /** Jobs one instance runs at once per pipeline (handlers mostly wait on I/O). */

@@ -65,7 +65,7 @@ export class BullmqJobRunner implements JobRunner {
   private addFailure?: { at: number; message: string };
   /** Processors running here, by pipeline (drain waits for none). */
   private readonly running = new Map<string, number>();
-  private idleWaiters: Array<() => void> = [];
+  private readonly idleWaiters: Array<() => void> = [];
   private closed = false;
 
   constructor(private readonly options: BullmqJobRunnerOptions) {
@@ -303,9 +303,8 @@ export class BullmqJobRunner implements JobRunner {
     // A round trip that reads nothing, in the queues' slot (the backend's client has no PING).
     await client.get(`${this.prefix}:health`);
     const failure = this.addFailure;
-    if (failure && Date.now() - failure.at < BULLMQ_RUNNER_DEFAULTS.addFailureWindowMs) {
+    if (failure && Date.now() - failure.at < BULLMQ_RUNNER_DEFAULTS.addFailureWindowMs)
       return { up: false, details: { redis: 'ready', workers, add: `failing: ${failure.message}` } };
-    }
     const stuck: Record<string, string> = {};
     for (const name of this.workers.keys()) {
       const waited = await this.notTakingJobs(name);
@@ -359,9 +358,7 @@ export class BullmqJobRunner implements JobRunner {
       const left = (this.running.get(pipeline) ?? 1) - 1;
       if (left > 0) this.running.set(pipeline, left);
       else this.running.delete(pipeline);
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const resolve of waiters) resolve();
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }
 
