@@ -93,13 +93,12 @@ export class HubtelHealthIndicator {
     const lost = losses.filter(
       (loss): loss is HubtelStoreLoss => loss !== undefined && loss.acknowledgedAt === undefined,
     );
-    if (lost.length > 0) {
+    if (lost.length > 0)
       return indicator.down({
         stores: kinds,
         lost: lost.map(({ message: _message, ...loss }) => loss),
         message: lost.map((loss) => loss.message).join(' '),
       });
-    }
     return indicator.up({ stores: kinds.length > 0 ? kinds : ['none'] });
   }
 
@@ -183,12 +182,10 @@ export class HubtelHealthIndicator {
       else if (!this.options.stores && isHubtelStore(instance)) stores.add(instance);
     }
     let runner = this.options.runner;
-    if (!runner) {
-      try {
-        runner = this.moduleRef.get<JobRunner>(HUBTEL_JOB_RUNNER, { strict: false });
-      } catch {
-        runner = undefined; // none provided: jobs run in this process
-      }
+    try {
+      runner ??= this.moduleRef.get<JobRunner>(HUBTEL_JOB_RUNNER, { strict: false });
+    } catch {
+      // None provided: jobs run in this process.
     }
     return { stores: [...stores], runner, transports: [...transports], accountSources: [...accountSources] };
   }
@@ -198,18 +195,12 @@ export class HubtelHealthIndicator {
   }
 }
 
+const PROBE = { method: 'GET', path: '/', idempotent: true, operation: 'health.probe' } as const;
+
 /** `reachable` on any HTTP answer, `unreachable` when none came (refused, DNS, time-out). */
 async function probe(transport: HttpTransport, api: HubtelApi, timeoutMs: number): Promise<string> {
   try {
-    await transport.request({
-      api,
-      method: 'GET',
-      path: '/',
-      idempotent: true,
-      operation: 'health.probe',
-      timeoutMs,
-      maxAttempts: 1,
-    });
+    await transport.request({ ...PROBE, api, timeoutMs, maxAttempts: 1 });
     return 'reachable';
   } catch (error) {
     const status = error instanceof HubtelError ? error.httpStatus : undefined;

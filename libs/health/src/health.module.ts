@@ -7,9 +7,7 @@ import {
   type HubtelHealthModuleForRootOptions,
 } from './health.indicator.js';
 
-/**
- * Health checks for `@nestjs/terminus` (an optional peer): HubtelHealthIndicator, for your controller.
- */
+/** Health checks for `@nestjs/terminus` (an optional peer): HubtelHealthIndicator, for your controller. */
 @Module({
   imports: [TerminusModule, DiscoveryModule],
   providers: [HubtelHealthIndicator],

@@ -18,8 +18,7 @@ export type HubtelMetricsModuleAsyncOptions = typeof METRICS_MODULE.ASYNC_OPTION
 
 /**
  * Prometheus metrics of the suite (prom-client, an optional peer): HubtelMetrics as `HUBTEL_TELEMETRY`.
- * Serve them yourself (`GET /metrics`): `metrics.metrics()` with the `metrics.contentType` header,
- * or your registry's as usual.
+ * Serve them yourself (`GET /metrics`): `metrics.metrics()` with `metrics.contentType`, or your registry's.
  */
 export class HubtelMetricsModule extends METRICS_MODULE.ConfigurableModuleClass {
   /** Options are all optional: `forRoot()` registers on prom-client's global registry. */

@@ -114,16 +114,15 @@ export class HubtelMetrics implements HubtelTelemetry {
 /** The suite's metrics, created on `registry` (or the ones already there under the same names). */
 function buildMetrics(registry: Registry, options: HubtelMetricsModuleOptions) {
   const prefix = options.prefix ?? METRICS_DEFAULTS.prefix;
-  if (typeof prefix !== 'string' || !/^([a-zA-Z_:][a-zA-Z0-9_:]*)?$/.test(prefix)) {
+  if (typeof prefix !== 'string' || !/^([a-zA-Z_:][a-zA-Z0-9_:]*)?$/.test(prefix))
     throw new HubtelConfigError('metrics.prefix', 'must be empty or match [a-zA-Z_:][a-zA-Z0-9_:]*');
-  }
-  const counter = <L extends string>(name: string, help: string, ...labelNames: L[]): Counter<L> =>
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> =>
     reuse(registry, prefix + name, (full) => new Counter<L>({ name: full, help, labelNames, registers: [] }));
   const histogram = <L extends string>(
     name: string,
     help: string,
     buckets: readonly number[],
-    ...labelNames: L[]
+    labelNames: readonly L[],
   ) =>
     reuse(
       registry,
@@ -137,67 +136,56 @@ function buildMetrics(registry: Registry, options: HubtelMetricsModuleOptions) {
   const fulfillment = 'Fulfillment callback';
   const platform = 'HTTP exchanges with the platform';
   return {
-    received: counter('callbacks_received_total', 'Requests to the inbound endpoints', ...inbound),
-    accepted: counter('callbacks_accepted_total', 'Inbound requests recorded for work', ...inbound),
-    duplicates: counter('callbacks_duplicates_total', 'Inbound requests already recorded', ...inbound),
-    ignored: counter('callbacks_ignored_total', 'Inbound requests with nothing to do', ...inbound),
-    rejected: counter(
-      'callbacks_rejected_total',
-      'Inbound requests refused, by reason',
+    received: counter('callbacks_received_total', 'Requests to the inbound endpoints', inbound),
+    accepted: counter('callbacks_accepted_total', 'Inbound requests recorded for work', inbound),
+    duplicates: counter('callbacks_duplicates_total', 'Inbound requests already recorded', inbound),
+    ignored: counter('callbacks_ignored_total', 'Inbound requests with nothing to do', inbound),
+    rejected: counter('callbacks_rejected_total', 'Inbound requests refused, by reason', [
       ...inbound,
       'reason',
-    ),
-    handlerRuns: counter('handler_runs_total', 'Handler calls', ...handler),
-    handlerFailures: counter('handler_failures_total', 'Handler calls that threw', ...handler),
-    retries: counter('job_retries_total', 'Job attempts that failed and will run again', ...job),
-    deadLetters: counter('dead_letters_total', 'Jobs that gave up (dead-lettered)', ...job),
-    jobsDone: counter('jobs_done_total', 'Jobs done', ...job),
-    smsRecipients: counter(
-      'sms_recipients_total',
-      'SMS recipients by account and outcome',
+    ]),
+    handlerRuns: counter('handler_runs_total', 'Handler calls', handler),
+    handlerFailures: counter('handler_failures_total', 'Handler calls that threw', handler),
+    retries: counter('job_retries_total', 'Job attempts that failed and will run again', job),
+    deadLetters: counter('dead_letters_total', 'Jobs that gave up (dead-lettered)', job),
+    jobsDone: counter('jobs_done_total', 'Jobs done', job),
+    smsRecipients: counter('sms_recipients_total', 'SMS recipients by account and outcome', [
       'account',
       'outcome',
-    ),
-    callbacksSent: counter('fulfillment_callbacks_sent_total', `${fulfillment}s accepted`, 'status'),
-    callbackFailures: counter(
-      'fulfillment_callback_failures_total',
-      `${fulfillment} attempts not accepted`,
+    ]),
+    callbacksSent: counter('fulfillment_callbacks_sent_total', `${fulfillment}s accepted`, ['status']),
+    callbackFailures: counter('fulfillment_callback_failures_total', `${fulfillment} attempts not accepted`, [
       'status',
-    ),
-    callbackRetries: counter('fulfillment_callback_retries_total', `${fulfillment} retries`, 'status'),
-    flowSteps: counter('service_flow_steps_total', 'Service-flow steps', 'request', 'response'),
+    ]),
+    callbackRetries: counter('fulfillment_callback_retries_total', `${fulfillment} retries`, ['status']),
+    flowSteps: counter('service_flow_steps_total', 'Service-flow steps', ['request', 'response']),
     flowLatency: histogram(
       'service_flow_step_duration_seconds',
       'Time to answer a service-flow step',
       options.serviceFlowBuckets ?? METRICS_DEFAULTS.serviceFlowBuckets,
-      'request',
+      ['request'],
     ),
-    platformRequests: counter('platform_requests_total', platform, 'api', 'operation', 'status'),
+    platformRequests: counter('platform_requests_total', platform, ['api', 'operation', 'status']),
     platformLatency: histogram(
       'platform_request_duration_seconds',
       `Latency of ${platform}`,
       options.platformBuckets ?? METRICS_DEFAULTS.platformBuckets,
-      'api',
-      'operation',
+      ['api', 'operation'],
     ),
     statusChecksRefused: counter(
       'status_checks_refused_total',
       "Transaction status checks refused by the instance's budget (statusCheckBudget.perMinute), not sent",
-      'operation',
+      ['operation'],
     ),
     attention: counter(
       'payments_attention_total',
       'Verified payments that match their invoice or cart on neither count (amount, currency): kept for a person',
-      'source',
-      'account',
-      'reason',
+      ['source', 'account', 'reason'],
     ),
     attentionResolved: counter(
       'payments_attention_resolved_total',
       'Payments needing attention resolved from code (delivered anyway, or refunded)',
-      'source',
-      'account',
-      'resolution',
+      ['source', 'account', 'resolution'],
     ),
   };
 }
