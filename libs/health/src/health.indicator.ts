@@ -129,7 +129,7 @@ export class HubtelHealthIndicator {
       states[api] = states[api] === 'unreachable' ? 'unreachable' : state;
     };
     const checks: Promise<void>[] = [];
-    for (const [transport, owners] of await this.transportsByAccount()) {
+    for (const [transport, owners] of await this.transportsByAccount())
       for (const api of ['sms', 'checkout', 'status', 'fulfillment'] as HubtelApi[]) {
         const base = transport.baseUrl(api);
         if (!base) continue;
@@ -143,7 +143,6 @@ export class HubtelHealthIndicator {
           }),
         );
       }
-    }
     await Promise.all(checks);
     const down = Object.values(apis).includes('unreachable');
     // Per account only when there are several: a single-account app's answer stays as it was.

@@ -94,14 +94,13 @@ export class RedisStoreMarkers {
     const open = this.loss();
     if (!open || open.acknowledgedAt !== undefined) return undefined;
     const at = new Date().toISOString();
-    for (const { key } of this.places) {
+    for (const { key } of this.places)
       for (let tries = 0; tries < MAX_TRIES; tries++) {
         const entry = await this.store.get<StoreMarker>(key);
         if (!entry?.value.lost || entry.value.lost.acknowledgedAt !== undefined) break;
         const acknowledged = { ...entry.value, lost: { ...entry.value.lost, acknowledgedAt: at } };
         if (await this.store.compareAndSet(key, entry.version, acknowledged)) break;
       }
-    }
     await this.check();
     return this.loss() ?? open;
   }

@@ -123,12 +123,11 @@ export class InProcessJobRunner implements JobRunner {
     }
     if (!this.executors.delete(pipeline)) return;
     // Waiting runs are dropped: a memory store's records go with the process anyway.
-    for (const [id, held] of this.held) {
+    for (const [id, held] of this.held)
       if (id.startsWith(`${pipeline}\n`) && !held.running) {
         clearTimeout(held.timer);
         this.release(id);
       }
-    }
     await this.drain(pipeline);
   }
 

@@ -51,7 +51,7 @@ export function tryNormalizeMsisdn(
     !digits.startsWith(defaultCountryCode)
   )
     return refuse(`has no country code (write it as 0${digits} or +${defaultCountryCode}${digits})`);
-  for (const [code, length] of Object.entries(NATIONAL_LENGTH)) {
+  for (const [code, length] of Object.entries(NATIONAL_LENGTH))
     if (digits.startsWith(code)) {
       const national = digits.slice(code.length);
       if (national.length === length && !national.startsWith('0')) return { ok: true, msisdn: digits };
@@ -59,7 +59,6 @@ export function tryNormalizeMsisdn(
         `is not a valid +${code} number (expected ${code} followed by ${length} digits, not starting with 0)`,
       );
     }
-  }
   if (digits.length < MSISDN_MIN_DIGITS || digits.length > MSISDN_MAX_DIGITS)
     return refuse(
       `must have ${MSISDN_MIN_DIGITS} to ${MSISDN_MAX_DIGITS} digits with the country code, got ${digits.length}`,

@@ -132,9 +132,8 @@ export class MemoryStore implements HubtelStore {
 
   private sweep(): void {
     const now = this.now();
-    for (const [key, slot] of this.map) {
+    for (const [key, slot] of this.map)
       if (slot.expiresAt !== 0 && slot.expiresAt <= now) this.map.delete(key);
-    }
   }
 }
 
