@@ -37,9 +37,7 @@ export function checkAnswer(
   const rules = screen.validation ?? {};
   const reject = (reason: string): AnswerCheck => ({ ok: false, reason: rules.message ?? reason });
 
-  if (raw === '') {
-    return rules.required === false ? { ok: true, value: '' } : reject(messages.required);
-  }
+  if (raw === '') return rules.required === false ? { ok: true, value: '' } : reject(messages.required);
   if (rules.minLength !== undefined && raw.length < rules.minLength)
     return reject(fill(messages.tooShort, { min: rules.minLength }));
   if (rules.maxLength !== undefined && raw.length > rules.maxLength)

@@ -158,11 +158,8 @@ export function FlowStep(nameOrOptions: string | FlowStepOptions = {}): MethodDe
     const owner = target.constructor;
     // A subclass's own list starts as a copy of the inherited one (the parent's stays as it is).
     const own = Reflect.hasOwnMetadata(FLOW_STEPS_METADATA, owner) ? stepsOf(owner) : [...stepsOf(owner)];
-    own.push({
-      name: options.name ?? String(propertyKey),
-      method: String(propertyKey),
-      start: options.start === true,
-    });
+    const method = String(propertyKey);
+    own.push({ name: options.name ?? method, method, start: options.start === true });
     Reflect.defineMetadata(FLOW_STEPS_METADATA, own, owner);
   };
 }

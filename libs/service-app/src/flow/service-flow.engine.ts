@@ -114,11 +114,8 @@ export class FlowEngine {
       }
     }
     const session = record(start, undefined as unknown as StoredScreen, undefined, {}, undefined);
-    return this.apply(
-      t,
-      session,
-      await this.runner.run(flow, flow.start, sessionId, session, undefined, favorite),
-    );
+    const run = await this.runner.run(flow, flow.start, sessionId, session, undefined, favorite);
+    return this.apply(t, session, run);
   }
 
   /** Another account's SessionId (409), or one with a cart: else anyone could replace a paid cart. */
@@ -230,10 +227,7 @@ export class FlowEngine {
     return this.apply(t, fresh, run, true);
   }
 
-  /**
-   * Turns a step's reply into the response, updating the session (and the cart) in the store.
-   * `fresh`: the resume question answered "no" (no earlier prompt).
-   */
+  /** A step's reply, written and answered; `fresh`: "no" to resume (no earlier prompt to ask again). */
   private async apply(
     t: Turn,
     session: SessionRecord,

@@ -56,14 +56,8 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     options: ResolvedServiceAppOptions,
     access: InboundAccessPolicy,
   ): ServiceFlowService {
-    const engine = new ServiceFlowService(
-      this.registry,
-      this.store,
-      options,
-      this.telemetry,
-      this.pipeline,
-      access,
-    );
+    const { registry, store, telemetry, pipeline } = this;
+    const engine = new ServiceFlowService(registry, store, options, telemetry, pipeline, access);
     engine.engine.sessions.pending = this.engine.sessions.pending;
     engine.accountEngines = this.accountEngines;
     engine.engine.named = account === HUBTEL_DEFAULT_ACCOUNT ? undefined : account;
@@ -76,7 +70,6 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     this.engine.resume.warnUnguarded(this.account, this.engine.named);
   }
 
-  /** The account this engine serves. */
   get account(): string {
     return this.engine.account;
   }

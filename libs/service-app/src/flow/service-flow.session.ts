@@ -3,7 +3,6 @@ import { SERVICE_APP_KEYS } from '../service-app.constants.js';
 import type { SelectOption } from '../service-app.types.js';
 import type { StoredScreen, StoredSession } from '../service-flow.types.js';
 
-/** Most distinct strings SharedStrings keeps. */
 const SHARED_STRINGS_LIMIT = 256;
 
 /**

@@ -60,12 +60,7 @@ export class FulfillmentCallbacks {
     followUps?: JobFollowUps, // in `beforeSettled`: sent right after the order is settled
   ): Promise<{ ok: true } | { ok: false; existing: CallbackSummary }> {
     const job: CallbackJob = {
-      callback: {
-        SessionId: sessionId,
-        OrderId: orderId,
-        ServiceStatus: status,
-        MetaData: metaData ?? null,
-      },
+      callback: { SessionId: sessionId, OrderId: orderId, ServiceStatus: status, MetaData: metaData ?? null },
       reportedBy,
     };
     const named = namedAccount(account);
@@ -77,11 +72,10 @@ export class FulfillmentCallbacks {
     );
     if (result.duplicate) {
       const existing = callbackOf(result.record);
-      if (reportedBy === 'handler') {
+      if (reportedBy === 'handler')
         this.logger.log(
           `Order ${orderId} was already reported as "${existing.ServiceStatus}"; the handler's "${status}" is not sent`,
         );
-      }
       return { ok: false, existing };
     }
     if (this.logger.isLevelEnabled('log'))

@@ -78,8 +78,7 @@ export class FulfillmentOutcomes {
     } else {
       await this.reportOutcome(order, 'failed', null, 'app');
     }
-    // Its deadline run has nothing left to decide: it settles now, not at `decideBy`. The resolution
-    // is recorded already: a failed wake only leaves the run to its deadline, it fails no call.
+    // Its deadline run settles now; the resolution is recorded, so a failed wake only leaves it to `decideBy`.
     await this.pipeline
       .wake(record)
       .catch((error: unknown) =>

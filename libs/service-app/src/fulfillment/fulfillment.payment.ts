@@ -71,7 +71,7 @@ export class FulfillmentPaymentCheck {
     // A run past the attempts the policy allows is a replay of a dead letter: one more check, final.
     const replayed = attempt > PAYMENT_ATTEMPTS;
     // Failed runs count as checks (they may have made one): the bound holds whatever failed.
-    const check = ((record.state as CheckState | undefined)?.checks ?? 0) + attempt;
+    const check = (held?.checks ?? 0) + attempt;
     if (!replayed && check > MAX_STATUS_CHECKS)
       throw new PaymentPendingError(
         `Payment of order ${order.orderId} not confirmed after ${MAX_STATUS_CHECKS} status checks`,
@@ -154,8 +154,7 @@ export class FulfillmentPaymentCheck {
 function paymentOf(status: TransactionStatus, amounts: PaymentAmounts | undefined): FulfillmentPayment {
   const payment: FulfillmentPayment = { confirmedByStatusCheck: true, amount: status.amount ?? 0 };
   if (amounts) payment.amounts = amounts;
-  for (const key of ['currencyCode', 'transactionId', 'externalTransactionId', 'paymentMethod'] as const) {
+  for (const key of ['currencyCode', 'transactionId', 'externalTransactionId', 'paymentMethod'] as const)
     if (status[key] !== undefined) payment[key] = status[key];
-  }
   return payment;
 }

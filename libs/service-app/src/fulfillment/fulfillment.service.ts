@@ -47,7 +47,6 @@ import {
 } from './fulfillment.records.js';
 import type { FulfillmentAccountView } from './fulfillment.types.js';
 
-/** Most ServiceCodes whose event lists are kept (see `eventsOf`). */
 const EVENT_LISTS_LIMIT = 256;
 
 /**
@@ -222,8 +221,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
   /**
    * Runs a dead letter again, now (only the handlers that failed). The order's gate still decides:
    * an order reported `failed` is never delivered; a refused replay throws JobRefusedError.
-   * @throws HubtelDeadLetterNotFoundError (`HUBTEL_NOT_FOUND`) for an unknown id,
-   *   HubtelNotDeadLetterError (`HUBTEL_STORE_CONFLICT`) for a job that is not dead.
+   * @throws HubtelDeadLetterNotFoundError (unknown id), HubtelNotDeadLetterError (not dead).
    */
   async replayDeadLetter(id: string): Promise<void> {
     await this.pipeline.replayDeadLetter(id);
@@ -294,7 +292,6 @@ export interface FulfillmentAccounts {
 export class FulfillmentAccount {
   /** @internal Made by the module (`forAccount`, `@InjectFulfillment(name)`). */
   constructor(
-    /** The account's name. */
     readonly account: string,
     private readonly accounts: FulfillmentAccounts,
   ) {}

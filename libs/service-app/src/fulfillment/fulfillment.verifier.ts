@@ -35,13 +35,12 @@ export function judgePayment(
 ): PaymentVerdict {
   if (!status)
     return { kind: 'pending', message: `the status check knows no transaction for session ${sessionId}` };
-  if (status.clientReference !== sessionId) {
+  if (status.clientReference !== sessionId)
     return {
       kind: 'refused',
       reason: 'NOT_CONFIRMED',
       message: `the status check answered for clientReference "${status.clientReference}", not session ${sessionId}`,
     };
-  }
   if (!status.paid) {
     const state = status.status.trim().toLowerCase();
     if (state === 'unpaid' || state === 'pending')
@@ -61,14 +60,13 @@ export function judgePayment(
     });
     if (verdict.kind === 'paid') return { kind: 'paid', amounts: verdict.amounts };
     const amounts = verdict.amounts ? { amounts: verdict.amounts } : {};
-    if (verdict.kind === 'currency') {
+    if (verdict.kind === 'currency')
       return {
         kind: 'attention',
         reason: 'CURRENCY_MISMATCH',
         message: `the status check reports a payment in ${status.currencyCode!.trim().slice(0, 8)} for session ${sessionId}, not in the cart's ${CART_CURRENCY}`,
         ...amounts,
       };
-    }
     if (!verdict.amounts)
       return {
         kind: 'refused',
