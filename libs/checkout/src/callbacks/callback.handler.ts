@@ -108,9 +108,8 @@ export class CheckoutCallbackHandler {
   /** A reference missing from a store known to have lost its data (lately): forgotten, not unknown. */
   private async forgotten(ref: string): Promise<Verdict | undefined> {
     const loss = await this.store.lostData?.().catch(() => undefined);
-    if (!loss || Date.now() - Date.parse(loss.detectedAt) > this.options.reconciliation.giveUpAfterMs) {
+    if (!loss || Date.now() - Date.parse(loss.detectedAt) > this.options.reconciliation.giveUpAfterMs)
       return undefined;
-    }
     return {
       ok: false,
       reason: 'FORGOTTEN_REFERENCE',

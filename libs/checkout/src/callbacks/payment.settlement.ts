@@ -94,11 +94,10 @@ export class CheckoutSettlement {
     );
     await this.invoices.unwatch(ref);
     // The line is only built when it would be printed (one per payment, on the hot path).
-    if (!duplicate && this.logger.isLevelEnabled('log')) {
+    if (!duplicate && this.logger.isLevelEnabled('log'))
       this.logger.log(
         `Invoice ${ref} paid (${evidence.amountPaid.toFixed(2)}, via ${evidence.source}${evidence.confirmedByStatusCheck ? ', confirmed by status check' : ''})`,
       );
-    }
     return duplicate ? 'duplicate' : 'settled';
   }
 

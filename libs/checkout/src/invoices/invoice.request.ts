@@ -24,11 +24,10 @@ export function buildInitiateBody(
   input: CreateInvoiceInput,
   options: ResolvedCheckoutOptions,
 ): CheckoutInitiateRequestBody {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+  if (input === null || typeof input !== 'object' || Array.isArray(input))
     throw new HubtelValidationError('createInvoice needs an object with totalAmount and description', [
       { field: '(input)', message: 'must be an object' },
     ]);
-  }
   const checked = compileValidator(CreateInvoiceDto)(input);
   const issues: ValidationIssue[] = checked.ok ? [] : checked.issues;
   const bad = (field: string, message: string, value?: unknown) =>

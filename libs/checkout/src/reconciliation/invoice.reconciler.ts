@@ -80,12 +80,11 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
   /** Starts the periodic passes (done at bootstrap when `reconciliation.enabled`). */
   start(): void {
     if (this.started) return;
-    if (this.options.posSalesId === undefined) {
+    if (this.options.posSalesId === undefined)
       throw new HubtelError(
         'HUBTEL_CONFIG_INVALID',
         'The checkout reconciler needs the checkout.posSalesId option (it uses the status check)',
       );
-    }
     this.started = true;
     this.pipeline.runner
       .repeat(RECONCILE_TASK, this.options.reconciliation.intervalMs, async () => {
@@ -118,9 +117,8 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     const report = { checked: 0, paid: 0, failed: 0, expired: 0, rejected: 0, errors: 0 };
     const now = Date.now();
     const due: StoreEntry<CheckoutWatchEntry>[] = [];
-    for await (const [, entry] of this.invoices.watched()) {
+    for await (const [, entry] of this.invoices.watched())
       if (entry.value.nextCheckAt <= now) due.push(entry);
-    }
     let index = 0;
     const worker = async () => {
       while (index < due.length) {
@@ -149,12 +147,11 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
   /** `CheckoutService.reconcile`: checks one invoice now, whatever its schedule; throws HUBTEL_NOT_FOUND. */
   async checkInvoice(clientReference: string): Promise<CheckoutReconcileResult> {
     const invoice = await this.invoices.get(clientReference);
-    if (!invoice) {
+    if (!invoice)
       throw new HubtelError(
         'HUBTEL_NOT_FOUND',
         `No invoice with clientReference "${clientReference}" was created by this app (or it is no longer kept)`,
       );
-    }
     if (invoice.status === 'paid') return { clientReference, outcome: 'already-paid', invoice };
     // Kept for a person: another check would only repeat what was found.
     if (invoice.status === 'attention' || invoice.status === 'refunded')

@@ -78,7 +78,7 @@ export class FulfillmentOutcomes {
     } else {
       await this.reportOutcome(order, 'failed', null, 'app');
     }
-    // Its deadline run settles now; the resolution is recorded, so a failed wake only leaves it to `decideBy`.
+    // Its deadline run settles now (the resolution is recorded: a failed wake leaves it to `decideBy`).
     await this.pipeline
       .wake(record)
       .catch((error: unknown) =>
