@@ -28,10 +28,7 @@ export const OnFulfillmentRejected = createListenerDecorator(ServiceAppEvents.Re
 /** A paid order that fits its cart on neither count: once per order, retried; see `resolveAttention()`. */
 export const OnFulfillmentAttention = createHandlerDecorator(ServiceAppEvents.Attention);
 
-/**
- * Answers `query` requests with its return value (ServiceQueryAnswer); without a handler, a polite
- * `Release` (`messages.queryUnavailable`).
- */
+/** Answers `query` requests with its return value (ServiceQueryAnswer); none: `messages.queryUnavailable`. */
 export const OnServiceQuery = createListenerDecorator(ServiceAppEvents.Query);
 
 /** Injects an account's orders: `@InjectFulfillment('north') north: FulfillmentAccount`. */

@@ -216,10 +216,7 @@ export class ServiceQueryEvent extends ServiceAppPayload<ServiceQueryEvent> {
   declare readonly account: string;
 }
 
-/**
- * What an @OnServiceQuery() handler returns: a text (the answer's `Message`), or the text with a
- * `Label` and options (`Data`). Answered as `Type: Response`, `DataType: display`.
- */
+/** An @OnServiceQuery() handler's answer (a `display` Response): a text, or one with `Label` and `Data`. */
 export type ServiceQueryAnswer =
   | string
   | {

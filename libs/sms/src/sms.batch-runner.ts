@@ -148,7 +148,7 @@ export class SmsBatchRun {
     const take = (value: unknown): boolean => {
       read++;
       const normalized = tryNormalizeMsisdn(value, defaultCountryCode);
-      if (!normalized.ok) {
+      if (!normalized.ok)
         invalid.push({
           recipient: typeof value === 'string' ? value : String(value),
           index: position,
@@ -156,11 +156,8 @@ export class SmsBatchRun {
           code: 'HUBTEL_VALIDATION_FAILED',
           outcomeUnknown: false,
         });
-      } else if (!this.seen.add(normalized.msisdn)) {
-        duplicates++;
-      } else {
-        current.push(normalized.msisdn);
-      }
+      else if (!this.seen.add(normalized.msisdn)) duplicates++;
+      else current.push(normalized.msisdn);
       position++;
       // Invalid entries also close a batch, so a stream of bad numbers cannot pile up either.
       return current.length >= batchSize || invalid.length >= batchSize;

@@ -1,7 +1,5 @@
-/**
- * With `verification.confirmWithStatusCheck`: a verified callback becomes a pipeline job (one per
- * claim and round) that settles it through the status check or rejects it.
- */
+// With `verification.confirmWithStatusCheck`: a verified callback becomes a pipeline job (one per
+// claim and round) that settles it through the status check or rejects it.
 import { HubtelLogger, HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
 import { dropUndefined, type InboundPipeline, type JobDeferral, type JobRunContext } from '#internal';
 import type { CheckoutAccount, CheckoutAccountSource } from '../checkout.accounts.js';

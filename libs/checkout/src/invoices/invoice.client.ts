@@ -47,8 +47,7 @@ export class CheckoutApiClient {
       );
     const data = withFieldNames(envelope?.data, ANSWER_FIELDS.checkoutCreated);
     if (
-      !data ||
-      typeof data.checkoutUrl !== 'string' ||
+      typeof data?.checkoutUrl !== 'string' ||
       typeof data.checkoutId !== 'string' ||
       data.checkoutId === ''
     )

@@ -63,7 +63,6 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     @Inject(CHECKOUT_PIPELINE) private readonly pipeline: InboundPipeline,
   ) {}
 
-  /** True while the periodic passes run. */
   get running(): boolean {
     return this.started;
   }
@@ -184,14 +183,9 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
 
     const invoice = await this.invoices.get(ref);
     // Expired but still watched: its event may not be recorded yet (expired() unwatches after it).
-    if (invoice?.status === 'expired') {
-      await this.settlement.expired(ref);
-      return;
-    }
-    if (!invoice || (invoice.status !== 'pending' && invoice.status !== 'failed') || invoice.attention) {
-      await this.invoices.unwatch(ref);
-      return;
-    }
+    if (invoice?.status === 'expired') return void (await this.settlement.expired(ref));
+    if (!invoice || (invoice.status !== 'pending' && invoice.status !== 'failed') || invoice.attention)
+      return this.invoices.unwatch(ref);
     const givingUp = now - watch.createdAt >= giveUpAfterMs || checks >= maxChecks;
     let status: CheckoutTransactionStatus | undefined;
     let account: CheckoutAccount | undefined;

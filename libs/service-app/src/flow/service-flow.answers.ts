@@ -16,10 +16,7 @@ function fill(template: string, values: Record<string, number | undefined>): str
   );
 }
 
-/**
- * Checks an entry against its prompt: by FieldType (`phone` normalised) and `validation` for input;
- * one option's `Value` (exact, else ignoring case) for select.
- */
+/** An entry checked by FieldType (`phone` normalised) and `validation`, or as an option's Value, any case. */
 export function checkAnswer(
   screen: StoredScreen,
   raw: string,

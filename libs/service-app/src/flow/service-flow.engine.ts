@@ -52,7 +52,6 @@ export class FlowEngine {
     store: HubtelStore,
     private readonly options: ResolvedServiceAppOptions,
     private readonly logger: HubtelLogger,
-    /** Resume is offered only behind an access policy (the Mobile is all that names the customer). */
     guarded: boolean,
   ) {
     this.runner = new FlowStepRunner(options, logger);
@@ -236,11 +235,10 @@ export class FlowEngine {
   ): Promise<ServiceFlowResponse> {
     const { messages } = this.options;
     const current = t.version === undefined || fresh ? undefined : session.screen;
-    if (run.kind === 'busy') {
+    if (run.kind === 'busy')
       return current
         ? this.ussd.prompt(session, t.sessionId, messages.busy)
         : releaseResponse(t.sessionId, messages.busy);
-    }
     if (run.kind === 'error') return this.fail(t, run.step, run.error);
 
     const { reply, step, data, selections } = run;

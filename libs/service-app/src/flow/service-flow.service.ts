@@ -30,10 +30,7 @@ import { sessionKey, storedSession } from './service-flow.session.js';
 
 const KNOWN_REQUESTS = new Set(['initiation', 'response', 'release', 'timeout']);
 
-/**
- * The service interaction endpoint: one call, one answer of the user, by request `Type`. Nothing
- * answers a 500: a failure ends the session politely.
- */
+/** The service interaction endpoint: one answer per call, never a 500 (a failure ends a session politely). */
 @Injectable()
 export class ServiceFlowService implements OnApplicationBootstrap {
   private readonly logger = new HubtelLogger('HubtelServiceApp');
@@ -65,7 +62,6 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     return engine;
   }
 
-  /** At start-up (and when a named account is built): resume is off behind an open endpoint; said once. */
   onApplicationBootstrap(): void {
     this.engine.resume.warnUnguarded(this.account, this.engine.named);
   }

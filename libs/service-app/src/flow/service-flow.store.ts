@@ -145,7 +145,6 @@ export class FlowSessionStore {
     );
   }
 
-  /** The cart a session ended with, while it is kept (`cartTtlMs`). */
   async cart(sessionId: string): Promise<StoredCart | undefined> {
     return (await this.store.get<StoredCart | null>(cartKey(sessionId)))?.value ?? undefined;
   }

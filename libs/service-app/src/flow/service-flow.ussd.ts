@@ -1,7 +1,5 @@
-/**
- * What a USSD phone shows: `Message` only, one screen (core's `ussdScreen`). A select prompt's options
- * become numbered lines, paged when they do not fit; every other text is cut to a screen.
- */
+// What a USSD phone shows: `Message` only, one screen (core's `ussdScreen`). A select prompt's options
+// become numbered lines, paged when they do not fit; every other text is cut to a screen.
 import { HubtelLogger } from 'nestjs-hubtel';
 import { ussdScreen } from '#internal';
 import type { SelectOption, ServiceFlowResponse } from '../service-app.types.js';

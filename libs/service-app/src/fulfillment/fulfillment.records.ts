@@ -20,7 +20,6 @@ export interface FulfillmentReceipt {
   Status: 'received' | 'duplicate';
 }
 
-/** Where one order stands. */
 export interface FulfillmentOrderStatus {
   orderId: string;
   sessionId: string;

@@ -23,10 +23,7 @@ export function cartTotal(item: CartItem): number {
 /** Every cart is priced and paid in Ghana cedis: a status check naming another is not its payment. */
 const CART_CURRENCY = 'GHS';
 
-/**
- * Judges a status-check answer against the order's cart. The request's `OrderInfo.Payment` is the
- * sender's claim, never evidence. Without a cart no amount can be compared.
- */
+/** A status-check answer judged against the cart (`OrderInfo.Payment` is the sender's claim, no evidence). */
 export function judgePayment(
   sessionId: string,
   status: TransactionStatus | undefined,
