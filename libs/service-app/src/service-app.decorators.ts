@@ -33,9 +33,6 @@ export const OnServiceQuery = createListenerDecorator(ServiceAppEvents.Query);
 
 /** Injects an account's orders: `@InjectFulfillment('north') north: FulfillmentAccount`. */
 export function InjectFulfillment(account?: string): ReturnType<typeof Inject> {
-  return Inject(
-    account === undefined || account === HUBTEL_DEFAULT_ACCOUNT
-      ? FulfillmentService
-      : getFulfillmentAccountToken(account),
-  );
+  const named = account !== undefined && account !== HUBTEL_DEFAULT_ACCOUNT;
+  return Inject(named ? getFulfillmentAccountToken(account) : FulfillmentService);
 }

@@ -189,9 +189,7 @@ export class SmsBatchRun {
           const { reason, code } = this.stop;
           for (const recipient of batch.recipients)
             report.failed.push({ recipient, reason: `not sent: ${reason}`, code, outcomeUnknown: false });
-        } else {
-          errorCode = await this.send(batch, report);
-        }
+        } else errorCode = await this.send(batch, report);
       }
     } finally {
       this.inFlight--;

@@ -14,7 +14,7 @@ import {
   invalidMsisdnsError,
   withFieldNames,
 } from '#internal';
-import { isIterable, SmsBatchRun } from './sms.batch-runner.js';
+import { isIterable, SmsBatchRun, type SmsBatchPlan } from './sms.batch-runner.js';
 import { reportedSend } from './sms.telemetry.js';
 import { SMS_LIMITS, SMS_LOGGER_CONTEXT, SMS_PATHS } from './sms.constants.js';
 import type { ResolvedSmsOptions } from './sms.options.js';
@@ -81,21 +81,17 @@ export class SmsClient {
       if (invalid) throw invalid;
     }
 
-    return new SmsBatchRun(
-      {
-        ...input,
-        from: from!,
-        content: content!,
-        recipients: recipients as Iterable<unknown> | AsyncIterable<unknown>,
-        batchSize,
-        concurrency,
-        defaultCountryCode: this.options.http.defaultCountryCode,
-        collectResults: input.collectResults ?? input.onBatch === undefined,
-      },
-      this.transport,
-      this.logger,
-      this.telemetry,
-    ).run();
+    const plan: SmsBatchPlan = {
+      ...input,
+      from: from!,
+      content: content!,
+      recipients: recipients as Iterable<unknown> | AsyncIterable<unknown>,
+      batchSize,
+      concurrency,
+      defaultCountryCode: this.options.http.defaultCountryCode,
+      collectResults: input.collectResults ?? input.onBatch === undefined,
+    };
+    return new SmsBatchRun(plan, this.transport, this.logger, this.telemetry).run();
   }
 
   /** Sends one message. Never retried blindly. */

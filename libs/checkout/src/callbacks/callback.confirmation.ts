@@ -70,10 +70,8 @@ export class CheckoutConfirmation {
     private readonly accounts: CheckoutAccountSource,
     private readonly settlement: CheckoutSettlement,
   ) {
-    const doneTtlMs = Math.min(
-      CHECKOUT_DEFAULTS.confirmRecordTtlMs,
-      options.handlers.recordTtlMs ?? Infinity,
-    );
+    const ttlMs = CHECKOUT_DEFAULTS.confirmRecordTtlMs;
+    const doneTtlMs = Math.min(ttlMs, options.handlers.recordTtlMs ?? ttlMs);
     pipeline.define<ConfirmJob>(CHECKOUT_CONFIRM_JOB, {
       run: (job, context) => this.confirm(job, context),
       // Another callback of the round (the genuine one after a forged one) is checked now.

@@ -54,12 +54,11 @@ export function buildInitiateBody(
           .replace(/\s{2,}/g, ' ')
           .trim();
         if (description === '') bad('description', `is empty once the characters ${all} are removed`);
-      } else {
+      } else
         bad(
           'description',
           `must not contain ${found.map((c) => `"${c}"`).join(', ')}: the platform fails payments (code 2001) whose description has ${all} (or set descriptionSpecialCharacters: 'strip')`,
         );
-      }
     }
   }
 

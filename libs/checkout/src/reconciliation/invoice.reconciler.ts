@@ -137,9 +137,8 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
         }
       }
     };
-    await Promise.all(
-      Array.from({ length: Math.min(this.options.reconciliation.concurrency, due.length) }, worker),
-    );
+    const workers = Math.min(this.options.reconciliation.concurrency, due.length);
+    await Promise.all(Array.from({ length: workers }, worker));
     return report;
   }
 

@@ -136,10 +136,8 @@ export type FlowStepMetadata = Omit<FlowStepDraft, 'handler'> & { method: string
 /** Marks a provider class as a service flow: its `@FlowStep()` methods are the steps, in order. */
 export function ServiceFlow(options: ServiceFlowOptions = {}): ClassDecorator {
   return (target) => {
-    const codes = checkServiceCodes(
-      [options.serviceCode ?? []].flat(),
-      `@ServiceFlow(${target.name}).serviceCode`,
-    );
+    const where = `@ServiceFlow(${target.name}).serviceCode`;
+    const codes = checkServiceCodes([options.serviceCode ?? []].flat(), where);
     const metadata: FlowMetadata = {
       name: options.name ?? target.name,
       serviceCodes: codes,

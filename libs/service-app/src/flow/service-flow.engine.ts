@@ -254,12 +254,8 @@ export class FlowEngine {
         }
         case 'input':
         case 'select': {
-          const screen = this.screens.screen(
-            t.flow,
-            step,
-            reply,
-            this.nextStep(t.flow, step, reply.prompt.next),
-          );
+          const next = this.nextStep(t.flow, step, reply.prompt.next);
+          const screen = this.screens.screen(t.flow, step, reply, next);
           const history =
             current && this.keepHistory
               ? [...(session.history ?? []).slice(1 - HISTORY_LIMIT), current]

@@ -221,10 +221,8 @@ export class ServiceFlowService implements OnApplicationBootstrap {
         );
         return end(messages.busy);
       }
-      reply = queryResponse(
-        sessionId,
-        results.find((result) => result !== undefined),
-      );
+      const answer = results.find((result) => result !== undefined);
+      reply = queryResponse(sessionId, answer);
     } catch (error) {
       this.logger.error(`Query of session ${sessionId} failed: ${describeError(error)}`);
       return end(messages.error);
@@ -235,12 +233,8 @@ export class ServiceFlowService implements OnApplicationBootstrap {
       );
       return end(messages.error);
     }
-    reply.Message = this.engine.ussd.shownText(
-      channel === 'ussd',
-      '(query)',
-      '@OnServiceQuery',
-      reply.Message,
-    );
+    const onUssd = channel === 'ussd';
+    reply.Message = this.engine.ussd.shownText(onUssd, '(query)', '@OnServiceQuery', reply.Message);
     return reply;
   }
 }

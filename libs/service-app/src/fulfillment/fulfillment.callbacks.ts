@@ -65,11 +65,8 @@ export class FulfillmentCallbacks {
     };
     const named = namedAccount(account);
     if (named !== undefined) job.account = named;
-    const result = await (followUps ?? this.pipeline).submit<StoredCallback>(
-      SERVICE_APP_JOBS.callback,
-      orderId,
-      job,
-    );
+    const to = followUps ?? this.pipeline;
+    const result = await to.submit<StoredCallback>(SERVICE_APP_JOBS.callback, orderId, job);
     if (result.duplicate) {
       const existing = callbackOf(result.record);
       if (reportedBy === 'handler')

@@ -59,11 +59,9 @@ export class FulfillmentPaymentCheck {
     // Unknown account (a resolver that no longer knows it): this run fails, retried as a failure.
     const account = await this.accountOf(order);
     const options = account.options;
-    if (!account.verifying) {
-      // Recorded while verification was on, recovered after it was turned off: trusted, as configured.
-      await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, order.orderId, order);
-      return;
-    }
+    // Recorded while verification was on, recovered after it was turned off: trusted, as configured.
+    if (!account.verifying)
+      return void (await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, order.orderId, order));
     const { attempt, record } = context;
     const held = record.state as CheckState | undefined;
     // Waiting for a person: this run is the deadline (or a replay). Resolved → nothing left to do.

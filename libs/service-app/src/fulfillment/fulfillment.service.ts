@@ -109,13 +109,8 @@ export class FulfillmentService implements OnApplicationBootstrap {
       doneTtlMs: (record) => this.payment.doneTtlMs(record),
       onSettled: async (record, outcome, error) => {
         if (outcome === 'done') return;
-        const order = record.payload;
-        await this.outcomes.refuse(
-          order,
-          'NOT_CONFIRMED',
-          `the status check could not confirm it: ${describeError(error)}`,
-          record.attempts,
-        );
+        const why = `the status check could not confirm it: ${describeError(error)}`;
+        await this.outcomes.refuse(record.payload, 'NOT_CONFIRMED', why, record.attempts);
       },
     });
   }
@@ -180,12 +175,11 @@ export class FulfillmentService implements OnApplicationBootstrap {
     metaData: unknown = null,
   ): Promise<void> {
     assertOrderId('complete', orderId);
-    if (status !== 'success' && status !== 'failed') {
+    if (status !== 'success' && status !== 'failed')
       throw new HubtelValidationError(
         `complete(): status must be "success" or "failed", got ${JSON.stringify(status)}`,
         [{ field: 'status', message: 'must be "success" or "failed"' }],
       );
-    }
     assertJson(metaData);
     const order = await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId);
     if (!order)
@@ -198,12 +192,8 @@ export class FulfillmentService implements OnApplicationBootstrap {
     // Another OrderId of the session delivers its goods: its outcome is this one's too.
     const sessionId = order.payload.sessionId;
     const delivering = (await this.deliveries.get(sessionId))?.orderId ?? orderId;
-    const accepted = await this.outcomes.reportOutcome(
-      { orderId: delivering, sessionId, account: order.payload.account },
-      status,
-      metaData,
-      'app',
-    );
+    const ref = { orderId: delivering, sessionId, account: order.payload.account };
+    const accepted = await this.outcomes.reportOutcome(ref, status, metaData, 'app');
     if (!accepted.ok) {
       if (accepted.existing.ServiceStatus === status) return;
       throw new HubtelError(
