@@ -52,7 +52,6 @@ export function checkoutAccount(
   return { name, options, api, verifier: new CheckoutVerifier(options.verification), access, transport };
 }
 
-/** The application's checkout accounts (core's AccountRegistry). */
 @Injectable()
 export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> {
   private createInvoiceFor?: (

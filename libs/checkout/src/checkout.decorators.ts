@@ -5,8 +5,7 @@ import { CHECKOUT_DEFAULT_ACCOUNT, getCheckoutAccountToken } from './checkout.co
 import { CheckoutEvents } from './checkout.events.js';
 import { CheckoutService } from './checkout.service.js';
 
-// Written out so that the declarations name the public option type. Handlers run once per invoice,
-// retried, dead-lettered in the end; listeners of alerts are called when emitted, a throw logged.
+// Written out so that the declarations name the public option type.
 type CheckoutHandlerDecorator = (options?: HubtelHandlerOptions) => MethodDecorator;
 
 /** Handles `CheckoutEvents.Paid` (payload `CheckoutPaidEvent`): runs once per paid invoice. */
@@ -26,9 +25,6 @@ export const OnCheckoutDeadLetter: CheckoutHandlerDecorator = createListenerDeco
 
 /** Injects an account's service: `@InjectCheckout('north') north: CheckoutAccountService`. */
 export function InjectCheckout(account?: string): ReturnType<typeof Inject> {
-  return Inject(
-    account === undefined || account === CHECKOUT_DEFAULT_ACCOUNT
-      ? CheckoutService
-      : getCheckoutAccountToken(account),
-  );
+  const named = account !== undefined && account !== CHECKOUT_DEFAULT_ACCOUNT;
+  return Inject(named ? getCheckoutAccountToken(account) : CheckoutService);
 }

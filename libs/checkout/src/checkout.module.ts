@@ -70,8 +70,7 @@ const CHECKOUT_MODULE = hubtelModuleRecipe({
     provide: CHECKOUT_ACCOUNTS,
     inject: {},
     named: checkoutAccount,
-    // Store, access policy, transport and pipeline: core's inbound kit. A named account's
-    // callbacks come on `<path>/<name>`.
+    // Store, access policy, transport and pipeline: core's inbound kit.
     inbound: {
       emits: 'emits its outcomes as events',
       store: CHECKOUT_STORE,

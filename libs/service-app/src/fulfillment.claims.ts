@@ -1,7 +1,5 @@
-/**
- * `OrderInfo` read into typed fields: unsigned CLAIMS, never evidence of payment (the status check
- * is). Field names match without regard to case (as .NET does); a field of the wrong type is left out.
- */
+// `OrderInfo` read into typed fields: unsigned CLAIMS, never evidence of payment (the status check
+// is). Field names match without regard to case (as .NET does); a field of the wrong type is left out.
 import { fieldOf } from '#internal';
 
 /** One item of `OrderInfo.Items`. */

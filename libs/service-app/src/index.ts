@@ -1,7 +1,5 @@
-/**
- * nestjs-hubtel/service-app: service flows, fulfillment of paid orders and its callback.
- * test/api/service-app.api.txt pins this list (npm run api:update after a deliberate change).
- */
+// nestjs-hubtel/service-app: service flows, fulfillment of paid orders and its callback.
+// test/api/service-app.api.txt pins this list (npm run api:update after a deliberate change).
 export { ServiceAppModule } from './service-app.module.js';
 export type { ServiceAppAccountOptions, ServiceAppAccountAsyncOptions } from './service-app.module.js';
 export { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from './service-app.errors.js';

@@ -56,7 +56,6 @@ export class ServiceAppAccounts extends AccountRegistry<ServiceAppAccount> {
     this.service ??= service;
   }
 
-  /** forRoot's FulfillmentService. */
   get fulfillment(): FulfillmentService {
     if (!this.service)
       throw new HubtelConfigError(

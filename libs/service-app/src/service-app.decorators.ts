@@ -28,17 +28,11 @@ export const OnFulfillmentRejected = createListenerDecorator(ServiceAppEvents.Re
 /** A paid order that fits its cart on neither count: once per order, retried; see `resolveAttention()`. */
 export const OnFulfillmentAttention = createHandlerDecorator(ServiceAppEvents.Attention);
 
-/**
- * Answers `query` requests with its return value (ServiceQueryAnswer); without a handler, a polite
- * `Release` (`messages.queryUnavailable`).
- */
+/** Answers `query` requests with its return value (ServiceQueryAnswer); none: `messages.queryUnavailable`. */
 export const OnServiceQuery = createListenerDecorator(ServiceAppEvents.Query);
 
 /** Injects an account's orders: `@InjectFulfillment('north') north: FulfillmentAccount`. */
 export function InjectFulfillment(account?: string): ReturnType<typeof Inject> {
-  return Inject(
-    account === undefined || account === HUBTEL_DEFAULT_ACCOUNT
-      ? FulfillmentService
-      : getFulfillmentAccountToken(account),
-  );
+  const named = account !== undefined && account !== HUBTEL_DEFAULT_ACCOUNT;
+  return Inject(named ? getFulfillmentAccountToken(account) : FulfillmentService);
 }

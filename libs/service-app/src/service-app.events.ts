@@ -171,10 +171,7 @@ export function fulfilled(metaData: unknown = null): FulfillmentOutcome {
   return { [OUTCOME]: 'success', metaData };
 }
 
-/**
- * @internal The handlers' answers combined, in listener order: the first `failFulfillment()`
- * wins, else any `deferFulfillment()`, else the first metadata, else success with none.
- */
+/** @internal In listener order: the first failure wins, else any deferral, else the first metadata. */
 export function combineOutcomes(
   results: Record<string, unknown> | undefined,
 ): { kind: 'deferred' } | { kind: 'report'; status: FulfillmentServiceStatus; metaData: unknown } {
@@ -219,10 +216,7 @@ export class ServiceQueryEvent extends ServiceAppPayload<ServiceQueryEvent> {
   declare readonly account: string;
 }
 
-/**
- * What an @OnServiceQuery() handler returns: a text (the answer's `Message`), or the text with a
- * `Label` and options (`Data`). Answered as `Type: Response`, `DataType: display`.
- */
+/** An @OnServiceQuery() handler's answer (a `display` Response): a text, or one with `Label` and `Data`. */
 export type ServiceQueryAnswer =
   | string
   | {

@@ -126,8 +126,7 @@ for (const key of Object.keys(SERVICE_APP_DEFAULT_MESSAGES)) {
 export function resolveBackInputs(value: unknown, P: string): string[] {
   if (value === false) return [];
   const list = typeof value === 'string' ? [value] : value;
-  if (!Array.isArray(list) || list.some((v) => typeof v !== 'string' || v.trim() === '')) {
+  if (!Array.isArray(list) || list.some((v) => typeof v !== 'string' || v.trim() === ''))
     throw new HubtelConfigError(`${P}.backInput`, 'must be a non-empty string, an array of them, or false');
-  }
   return list.map((v: string) => v.trim());
 }

@@ -81,10 +81,7 @@ const PLAIN: Record<string, string> = {
   '\t': ' ',
 };
 
-/**
- * The USSD options checked across fields at start-up: distinct keys, every module text fits a
- * screen, and a UCS-2 menu page has room for an option beside both navigation lines.
- */
+/** The `ussd` options checked together: distinct keys, texts fit a screen, a UCS-2 page holds an option. */
 export function resolveUssd(
   checked: Required<ServiceAppUssdOptions>,
   backInputs: readonly string[],

@@ -87,7 +87,6 @@ export interface StoredSessionFields {
   serviceCode: string;
   mobile: string;
   operator?: string;
-  /** Everything the session collected. */
   data: Record<string, unknown>;
   /** The named account the session started on; absent: the default. */
   account?: string;

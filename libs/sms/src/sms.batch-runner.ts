@@ -148,7 +148,7 @@ export class SmsBatchRun {
     const take = (value: unknown): boolean => {
       read++;
       const normalized = tryNormalizeMsisdn(value, defaultCountryCode);
-      if (!normalized.ok) {
+      if (!normalized.ok)
         invalid.push({
           recipient: typeof value === 'string' ? value : String(value),
           index: position,
@@ -156,11 +156,8 @@ export class SmsBatchRun {
           code: 'HUBTEL_VALIDATION_FAILED',
           outcomeUnknown: false,
         });
-      } else if (!this.seen.add(normalized.msisdn)) {
-        duplicates++;
-      } else {
-        current.push(normalized.msisdn);
-      }
+      else if (!this.seen.add(normalized.msisdn)) duplicates++;
+      else current.push(normalized.msisdn);
       position++;
       // Invalid entries also close a batch, so a stream of bad numbers cannot pile up either.
       return current.length >= batchSize || invalid.length >= batchSize;
@@ -192,9 +189,7 @@ export class SmsBatchRun {
           const { reason, code } = this.stop;
           for (const recipient of batch.recipients)
             report.failed.push({ recipient, reason: `not sent: ${reason}`, code, outcomeUnknown: false });
-        } else {
-          errorCode = await this.send(batch, report);
-        }
+        } else errorCode = await this.send(batch, report);
       }
     } finally {
       this.inFlight--;

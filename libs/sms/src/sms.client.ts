@@ -14,7 +14,7 @@ import {
   invalidMsisdnsError,
   withFieldNames,
 } from '#internal';
-import { isIterable, SmsBatchRun } from './sms.batch-runner.js';
+import { isIterable, SmsBatchRun, type SmsBatchPlan } from './sms.batch-runner.js';
 import { reportedSend } from './sms.telemetry.js';
 import { SMS_LIMITS, SMS_LOGGER_CONTEXT, SMS_PATHS } from './sms.constants.js';
 import type { ResolvedSmsOptions } from './sms.options.js';
@@ -59,23 +59,21 @@ export class SmsClient {
     const recipients = input.recipients as unknown;
     const isArray = Array.isArray(recipients);
     const iterable = isIterable(recipients, Symbol.iterator) || isIterable(recipients, Symbol.asyncIterator);
-    if (typeof recipients === 'string' || (!isArray && !iterable)) {
+    if (typeof recipients === 'string' || (!isArray && !iterable))
       issues.push({
         field: 'recipients',
         message: 'must be an array or an (async) iterable of phone numbers',
       });
-    } else if (isArray && recipients.length === 0) {
+    else if (isArray && recipients.length === 0)
       issues.push({ field: 'recipients', message: 'must not be empty' });
-    }
     const batchSize = this.checkCount(input, 'batchSize', SMS_LIMITS.maxBatchSize, issues);
     const concurrency = this.checkCount(input, 'concurrency', SMS_LIMITS.maxConcurrency, issues);
     const mode = input.invalidRecipients ?? 'reject';
     if (mode !== 'reject' && mode !== 'report')
       issues.push({ field: 'invalidRecipients', message: 'must be "reject" or "report"', value: mode });
-    for (const field of ['onBatch', 'onProgress'] as const) {
+    for (const field of ['onBatch', 'onProgress'] as const)
       if (input[field] !== undefined && typeof input[field] !== 'function')
         issues.push({ field, message: 'must be a function' });
-    }
     if (issues.length > 0) throw this.invalid('sendBatch', issues);
 
     if (isArray && mode === 'reject') {
@@ -83,21 +81,17 @@ export class SmsClient {
       if (invalid) throw invalid;
     }
 
-    return new SmsBatchRun(
-      {
-        ...input,
-        from: from!,
-        content: content!,
-        recipients: recipients as Iterable<unknown> | AsyncIterable<unknown>,
-        batchSize,
-        concurrency,
-        defaultCountryCode: this.options.http.defaultCountryCode,
-        collectResults: input.collectResults ?? input.onBatch === undefined,
-      },
-      this.transport,
-      this.logger,
-      this.telemetry,
-    ).run();
+    const plan: SmsBatchPlan = {
+      ...input,
+      from: from!,
+      content: content!,
+      recipients: recipients as Iterable<unknown> | AsyncIterable<unknown>,
+      batchSize,
+      concurrency,
+      defaultCountryCode: this.options.http.defaultCountryCode,
+      collectResults: input.collectResults ?? input.onBatch === undefined,
+    };
+    return new SmsBatchRun(plan, this.transport, this.logger, this.telemetry).run();
   }
 
   /** Sends one message. Never retried blindly. */
@@ -125,12 +119,11 @@ export class SmsClient {
     });
     // Field names read without regard to case: an older host answers `MessageId`, `Status`, ...
     const body = withFieldNames(res.data ?? {}, ANSWER_FIELDS.smsMessage);
-    if (body.messageId === undefined || body.messageId === null || body.messageId === '') {
+    if (body.messageId === undefined || body.messageId === null || body.messageId === '')
       throw new HubtelUnknownOutcomeError(
         `sms.send: the platform answered ${res.status} without a messageId; the message may have been sent, so its outcome is unknown: check before sending it again`,
         { httpStatus: res.status, body },
       );
-    }
     return {
       ...body,
       to: msisdn,

@@ -4,7 +4,6 @@ import { SmsService } from './sms.service.js';
 
 /** Injects an account's sender: `@InjectSms('north') north: SmsSender`; none: the default's SmsService. */
 export function InjectSms(account?: string): ReturnType<typeof Inject> {
-  return Inject(
-    account === undefined || account === SMS_DEFAULT_ACCOUNT ? SmsService : getSmsAccountToken(account),
-  );
+  const named = account !== undefined && account !== SMS_DEFAULT_ACCOUNT;
+  return Inject(named ? getSmsAccountToken(account) : SmsService);
 }

@@ -16,9 +16,8 @@ import {
 import { SMS_DEFAULTS, SMS_LIMITS } from './sms.constants.js';
 
 /**
- * Options of `SmsModule.forRoot` / `forRootAsync`, and of a named account (`registerAccount`: its
- * own credentials, the rest the default account's one by one). The key pair is the SMS one
- * (HUBTEL_SMS_CLIENT_ID / _SECRET), not checkout's.
+ * Options of `SmsModule.forRoot` / `forRootAsync`, and of a named account (its own credentials, the rest
+ * the default's one by one). The key pair is the SMS one (HUBTEL_SMS_CLIENT_ID / _SECRET), not checkout's.
  */
 export class SmsModuleOptions extends declareCredentials(
   { clientId: HUBTEL_ENV.smsClientId, clientSecret: HUBTEL_ENV.smsClientSecret },

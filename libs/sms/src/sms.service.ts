@@ -18,10 +18,7 @@ export class SmsService extends SmsClient {
     super(SMS_DEFAULT_ACCOUNT, options, transport, telemetry);
   }
 
-  /**
-   * The same methods, bound to account `name` (its credentials and options); an unknown name rejects
-   * with SmsUnknownAccountError before anything is sent.
-   */
+  /** The same methods for account `name`; an unknown name rejects (SmsUnknownAccountError), nothing sent. */
   forAccount(name: string): SmsSender {
     return name === SMS_DEFAULT_ACCOUNT ? this : this.accounts.sender(name);
   }

@@ -1,7 +1,5 @@
-/**
- * With `verification.confirmWithStatusCheck`: a verified callback becomes a pipeline job (one per
- * claim and round) that settles it through the status check or rejects it.
- */
+// With `verification.confirmWithStatusCheck`: a verified callback becomes a pipeline job (one per
+// claim and round) that settles it through the status check or rejects it.
 import { HubtelLogger, HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
 import { dropUndefined, type InboundPipeline, type JobDeferral, type JobRunContext } from '#internal';
 import type { CheckoutAccount, CheckoutAccountSource } from '../checkout.accounts.js';
@@ -72,17 +70,15 @@ export class CheckoutConfirmation {
     private readonly accounts: CheckoutAccountSource,
     private readonly settlement: CheckoutSettlement,
   ) {
+    const ttlMs = CHECKOUT_DEFAULTS.confirmRecordTtlMs;
+    const doneTtlMs = Math.min(ttlMs, options.handlers.recordTtlMs ?? ttlMs);
     pipeline.define<ConfirmJob>(CHECKOUT_CONFIRM_JOB, {
       run: (job, context) => this.confirm(job, context),
       // Another callback of the round (the genuine one after a forged one) is checked now.
       wakeOnDuplicate: true,
       compactWhenDone: () => undefined,
       // Hours, not days: a finished round's key is never submitted again; forged ones go soon.
-      doneTtlMs: () =>
-        Math.min(
-          CHECKOUT_DEFAULTS.confirmRecordTtlMs,
-          options.handlers.recordTtlMs ?? CHECKOUT_DEFAULTS.confirmRecordTtlMs,
-        ),
+      doneTtlMs: () => doneTtlMs,
       onSettled: async (record, outcome) => {
         // Gave up (the status check kept failing): its round must not hold back the next callback.
         if (outcome === 'dead' && record.payload.claim === 'paid')
@@ -108,8 +104,7 @@ export class CheckoutConfirmation {
       const key = round > 0 ? `${ref}:paid:${round}` : `${ref}:${claim}`;
       const submitted = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, key, job);
       if (!submitted.duplicate) return 'accepted';
-      // Its round was ending as it came: the next round checks it (a genuine callback is never
-      // a duplicate of a forged round).
+      // Its round was ending as it came: the next round checks it (never a duplicate of a forged round).
       const current = claim === 'paid' && tries < SUBMIT_TRIES ? await this.invoices.get(ref) : undefined;
       if (current?.status === 'pending' && (current.confirmRound ?? 0) > round) {
         invoice = current;
@@ -125,11 +120,10 @@ export class CheckoutConfirmation {
   }
 
   /**
-   * Confirms a recorded callback (a pipeline job: throwing retries it). A paid claim not shown yet is
-   * re-checked after its delays (the check can lag the callback), the job deferring itself durably.
-   * Another callback of the round restarts the schedule from it, so the genuine one after forged
-   * copies is checked too; checks stay `minIntervalMs` apart however many copies come. When none
-   * said paid: rejected (`NOT_CONFIRMED`), left to the reconciler, and the round ends.
+   * Confirms a recorded callback (a job: a throw retries it). A paid claim the check does not show yet
+   * (it can lag) is re-checked after its delays, the job deferring itself durably; another callback of
+   * the round restarts the schedule (the genuine one after forged copies is checked too), checks
+   * `minIntervalMs` apart. None said paid: rejected (`NOT_CONFIRMED`), left to the reconciler, round over.
    */
   private async confirm(job: ConfirmJob, context: JobRunContext<ConfirmJob>): Promise<void | JobDeferral> {
     const ref = job.callback.Data.ClientReference;

@@ -67,13 +67,12 @@ export class CheckoutCallbackController {
     const account = await routeInbound(request, this.accounts);
     routedTo(account);
     const size = bodySize(request, body);
-    if (size > this.options.maxCallbackBodyBytes) {
+    if (size > this.options.maxCallbackBodyBytes)
       throw inboundHttpError(
         413,
         'HUBTEL_BODY_TOO_LARGE',
         `Callback body is larger than ${this.options.maxCallbackBodyBytes} bytes`,
       );
-    }
     const sourceAddress = account.access.clientAddress(request)?.address;
     const result = await this.checkout.handleCallback(body, { sourceAddress, account: account.name });
     this.telemetry?.record(inboundSignal('checkout', result.outcome, result.reason, account.name));

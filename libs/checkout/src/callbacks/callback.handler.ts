@@ -84,13 +84,9 @@ export class CheckoutCallbackHandler {
       return { outcome: 'rejected', clientReference: ref, claim, reason: verdict.reason };
     }
     // A failed claim for a failed invoice goes on: an earlier copy may have stopped before its job.
-    if (
-      invoice!.status === 'paid' ||
-      (claim === 'failed' && invoice!.status !== 'pending' && invoice!.status !== 'failed')
-    ) {
-      this.logger.debug?.(
-        `Duplicate ${claim} callback for ${ref} ignored: the invoice is already ${invoice!.status}`,
-      );
+    const status = invoice!.status;
+    if (status === 'paid' || (claim === 'failed' && status !== 'pending' && status !== 'failed')) {
+      this.logger.debug?.(`Duplicate ${claim} callback for ${ref} ignored: the invoice is already ${status}`);
       return { outcome: 'duplicate', clientReference: ref, claim };
     }
 
@@ -108,9 +104,8 @@ export class CheckoutCallbackHandler {
   /** A reference missing from a store known to have lost its data (lately): forgotten, not unknown. */
   private async forgotten(ref: string): Promise<Verdict | undefined> {
     const loss = await this.store.lostData?.().catch(() => undefined);
-    if (!loss || Date.now() - Date.parse(loss.detectedAt) > this.options.reconciliation.giveUpAfterMs) {
+    if (!loss || Date.now() - Date.parse(loss.detectedAt) > this.options.reconciliation.giveUpAfterMs)
       return undefined;
-    }
     return {
       ok: false,
       reason: 'FORGOTTEN_REFERENCE',

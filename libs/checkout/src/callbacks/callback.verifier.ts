@@ -61,23 +61,18 @@ export class CheckoutVerifier {
       );
     // Only a payment's amount must match. With a payer-borne charge it is above the total: the
     // status check's figures judge that when it confirms; else it passes only with `allowOverpayment`.
-    if (claim === 'paid') {
+    if (claim !== 'paid') return { ok: true };
+    const amount = data.Amount;
+    if (typeof amount === 'number') {
       const above =
-        typeof data.Amount === 'number' &&
-        this.verification.confirmWithStatusCheck === true &&
-        cents(data.Amount) > cents(invoice.amount);
-      if (
-        typeof data.Amount !== 'number' ||
-        (!above && !amountMatches(data.Amount, invoice.amount, this.verification))
-      ) {
-        const paid = typeof data.Amount === 'number' ? money(data.Amount) : 'missing';
-        return refused(
-          'AMOUNT_MISMATCH',
-          `Amount ${paid} does not match the ${money(invoice.amount)} invoiced for ${ref}`,
-        );
-      }
+        this.verification.confirmWithStatusCheck === true && cents(amount) > cents(invoice.amount);
+      if (above || amountMatches(amount, invoice.amount, this.verification)) return { ok: true };
     }
-    return { ok: true };
+    const paid = typeof amount === 'number' ? money(amount) : 'missing';
+    return refused(
+      'AMOUNT_MISMATCH',
+      `Amount ${paid} does not match the ${money(invoice.amount)} invoiced for ${ref}`,
+    );
   }
 
   /**

@@ -94,11 +94,10 @@ export class CheckoutSettlement {
     );
     await this.invoices.unwatch(ref);
     // The line is only built when it would be printed (one per payment, on the hot path).
-    if (!duplicate && this.logger.isLevelEnabled('log')) {
+    if (!duplicate && this.logger.isLevelEnabled('log'))
       this.logger.log(
         `Invoice ${ref} paid (${evidence.amountPaid.toFixed(2)}, via ${evidence.source}${evidence.confirmedByStatusCheck ? ', confirmed by status check' : ''})`,
       );
-    }
     return duplicate ? 'duplicate' : 'settled';
   }
 
@@ -325,16 +324,15 @@ export class CheckoutSettlement {
       rejectedAt: new Date().toISOString(),
     });
     const from = event.sourceAddress ? ` (from ${event.sourceAddress})` : '';
-    if (event.reason === 'FORGOTTEN_REFERENCE') {
-      // Not the forgery line: the store lost the invoice, and the money may well be real.
+    // A forgotten reference is not the forgery line: the store lost the invoice; the money may be real.
+    if (event.reason === 'FORGOTTEN_REFERENCE')
       this.logger.error(
         `The store forgot this order: a checkout callback for "${event.clientReference}" (${event.status ?? 'no status'}) names an invoice lost with the store's data (${event.reason}) — ${maskPhoneNumbers(event.message)}${from}`,
       );
-    } else {
+    else
       this.logger.warn(
         `Rejected a ${event.source === 'callback' ? 'checkout callback' : 'status-check answer'} for "${event.clientReference}": ${event.reason} — ${maskPhoneNumbers(event.message)}${from}`,
       );
-    }
     this.pipeline.alert(CheckoutEvents.Rejected, event);
   }
 

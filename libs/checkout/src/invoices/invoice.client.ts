@@ -38,26 +38,23 @@ export class CheckoutApiClient {
     // Field names read without regard to case, as the platform's SDKs do.
     const envelope = withFieldNames(response.data, ANSWER_FIELDS.envelope);
     const code = typeof envelope?.responseCode === 'string' ? envelope.responseCode : undefined;
-    if (code !== '0000') {
+    if (code !== '0000')
       throw new HubtelApiError(
         `checkout.createInvoice: the platform refused invoice ${body.clientReference}` +
           (code === undefined ? ' (no responseCode)' : '') +
           refusalDetail('checkout', code, envelope),
         { httpStatus: response.status, responseCode: code, body: envelope },
       );
-    }
     const data = withFieldNames(envelope?.data, ANSWER_FIELDS.checkoutCreated);
     if (
-      !data ||
-      typeof data.checkoutUrl !== 'string' ||
+      typeof data?.checkoutUrl !== 'string' ||
       typeof data.checkoutId !== 'string' ||
       data.checkoutId === ''
-    ) {
+    )
       throw new HubtelApiError(
         `checkout.createInvoice: the platform answered 0000 for ${body.clientReference} without data.checkoutUrl and data.checkoutId`,
         { httpStatus: response.status, responseCode: code, body: envelope },
       );
-    }
     return {
       checkoutUrl: data.checkoutUrl,
       checkoutId: data.checkoutId,
@@ -73,13 +70,12 @@ export class CheckoutApiClient {
   /** `GET /transactions/{posSalesId}/status`: idempotent, retried by the transport. */
   async status(clientReference: string): Promise<CheckoutTransactionStatus> {
     const status = await this.findStatus(clientReference);
-    if (status === undefined) {
+    if (status === undefined)
       throw new HubtelError(
         'HUBTEL_NOT_FOUND',
         `checkout.getStatus: the platform has no transaction with clientReference "${clientReference}"`,
         { httpStatus: 404 },
       );
-    }
     return status;
   }
 
@@ -88,12 +84,11 @@ export class CheckoutApiClient {
    * @throws HubtelStatusCheckBudgetError when the instance's budget refused the check (not sent).
    */
   async findStatus(clientReference: string): Promise<CheckoutTransactionStatus | undefined> {
-    if (this.posSalesId === undefined) {
+    if (this.posSalesId === undefined)
       throw new HubtelError(
         'HUBTEL_CONFIG_INVALID',
         `checkout.getStatus needs the ${this.scope}.posSalesId option (the status check is per POS Sales ID)`,
       );
-    }
     return requestTransactionStatus(this.transport, {
       posSalesId: this.posSalesId,
       clientReference,

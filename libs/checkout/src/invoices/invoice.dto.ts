@@ -50,9 +50,8 @@ const OptionalText = () => applyDecorators(IsString(), IsOptional());
 const NotBlank = (field: string) => Matches(NOT_BLANK, { message: `${field} must not be empty` });
 
 /**
- * Input of `CheckoutService.createInvoice` (camelCase; the request uses the contract's casing). The
- * decorators are core's validator's; the service checks the rest (decimals, characters, URLs, phone,
- * e-mail, metadata size).
+ * Input of `CheckoutService.createInvoice` (camelCase; the request uses the contract's casing); the
+ * service checks what decorators cannot (decimals, characters, URLs, phone, e-mail, metadata size).
  */
 export class CreateInvoiceDto {
   /** Amount to pay (`totalAmount`): positive, at most 2 decimals. */

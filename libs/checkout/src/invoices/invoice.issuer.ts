@@ -60,12 +60,11 @@ export class CheckoutInvoiceIssuer {
     });
     if (Object.keys(payee).length > 0) invoice.payee = payee;
     // Recorded before sending: a callback is verified against it, and an unanswered one stays checkable.
-    if (!(await this.invoices.create(invoice))) {
+    if (!(await this.invoices.create(invoice)))
       throw new HubtelError(
         'HUBTEL_STORE_CONFLICT',
         `An invoice with clientReference "${ref}" already exists; use a new reference for a new invoice`,
       );
-    }
     let created: CheckoutInvoiceCreated;
     try {
       created = await account.api.initiate(body);
@@ -79,13 +78,9 @@ export class CheckoutInvoiceIssuer {
       await this.invoices.delete(ref);
       throw error;
     }
+    const { checkoutId, checkoutUrl, checkoutDirectUrl } = created;
     await this.invoices.update(ref, (current) =>
-      changeInvoice(current, {
-        creation: 'created',
-        checkoutId: created.checkoutId,
-        checkoutUrl: created.checkoutUrl,
-        checkoutDirectUrl: created.checkoutDirectUrl,
-      }),
+      changeInvoice(current, { creation: 'created', checkoutId, checkoutUrl, checkoutDirectUrl }),
     );
     await this.watch(account, ref, createdAt);
     this.logger.log(
@@ -110,12 +105,11 @@ export class CheckoutInvoiceIssuer {
       issues.push({ field: 'known.description', message: 'known.description must be a non-empty string' });
     if (createdAt !== undefined && !(createdAt instanceof Date && Number.isFinite(createdAt.getTime())))
       issues.push({ field: 'known.createdAt', message: 'known.createdAt must be a valid Date' });
-    if (issues.length > 0) {
+    if (issues.length > 0)
       throw new HubtelValidationError(
         `Invalid reconcile input: ${issues.map((i) => i.message).join('; ')}`,
         issues,
       );
-    }
     const account = await this.accounts.get(name ?? CHECKOUT_DEFAULT_ACCOUNT);
     if (await this.invoices.get(ref)) return; // the store's own record wins
     const created = createdAt?.getTime() ?? Date.now();

@@ -24,11 +24,10 @@ export function buildInitiateBody(
   input: CreateInvoiceInput,
   options: ResolvedCheckoutOptions,
 ): CheckoutInitiateRequestBody {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+  if (input === null || typeof input !== 'object' || Array.isArray(input))
     throw new HubtelValidationError('createInvoice needs an object with totalAmount and description', [
       { field: '(input)', message: 'must be an object' },
     ]);
-  }
   const checked = compileValidator(CreateInvoiceDto)(input);
   const issues: ValidationIssue[] = checked.ok ? [] : checked.issues;
   const bad = (field: string, message: string, value?: unknown) =>
@@ -55,12 +54,11 @@ export function buildInitiateBody(
           .replace(/\s{2,}/g, ' ')
           .trim();
         if (description === '') bad('description', `is empty once the characters ${all} are removed`);
-      } else {
+      } else
         bad(
           'description',
           `must not contain ${found.map((c) => `"${c}"`).join(', ')}: the platform fails payments (code 2001) whose description has ${all} (or set descriptionSpecialCharacters: 'strip')`,
         );
-      }
     }
   }
 

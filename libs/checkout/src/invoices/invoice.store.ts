@@ -98,10 +98,9 @@ export interface CheckoutWatchEntry {
 
 const MAX_CAS_TRIES = 20;
 
-/** Invoices and the watch list; every change a compare-and-set, so no writer overwrites another's. */
-/** What the invoices take of the resolved options (CHECKOUT_RESOLVED_OPTIONS). */
 type CheckoutInvoiceStoreOptions = { invoiceTtlMs: number; reconciliation: { enabled: boolean } };
 
+/** Invoices and the watch list; every change a compare-and-set, so no writer overwrites another's. */
 @Injectable()
 export class CheckoutInvoiceStore {
   private readonly writeOptions: { ttlMs: number };
@@ -163,9 +162,8 @@ export class CheckoutInvoiceStore {
   }
 
   /**
-   * Puts an invoice on the reconciler's watch list (first check at `firstCheckAt`). Kept as long as
-   * the invoice: a reconciler behind or down past `giveUpAfterMs` must still check it, or a payment
-   * nobody called back for is never found.
+   * Puts an invoice on the reconciler's watch list, first check at `firstCheckAt`; kept as long as the
+   * invoice, so a reconciler down past `giveUpAfterMs` still finds a payment nobody called back for.
    */
   async watch(clientReference: string, createdAt: number, firstCheckAt: number): Promise<void> {
     const entry: CheckoutWatchEntry = { clientReference, createdAt, nextCheckAt: firstCheckAt, checks: 0 };
@@ -173,8 +171,7 @@ export class CheckoutInvoiceStore {
   }
 
   async unwatch(clientReference: string): Promise<void> {
-    if (!this.watching) return;
-    await this.store.delete(watchKey(clientReference));
+    if (this.watching) await this.store.delete(watchKey(clientReference));
   }
 
   /** Every invoice still watched, with its store version (for `claim`). */

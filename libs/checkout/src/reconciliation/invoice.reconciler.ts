@@ -63,7 +63,6 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     @Inject(CHECKOUT_PIPELINE) private readonly pipeline: InboundPipeline,
   ) {}
 
-  /** True while the periodic passes run. */
   get running(): boolean {
     return this.started;
   }
@@ -80,12 +79,11 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
   /** Starts the periodic passes (done at bootstrap when `reconciliation.enabled`). */
   start(): void {
     if (this.started) return;
-    if (this.options.posSalesId === undefined) {
+    if (this.options.posSalesId === undefined)
       throw new HubtelError(
         'HUBTEL_CONFIG_INVALID',
         'The checkout reconciler needs the checkout.posSalesId option (it uses the status check)',
       );
-    }
     this.started = true;
     this.pipeline.runner
       .repeat(RECONCILE_TASK, this.options.reconciliation.intervalMs, async () => {
@@ -118,9 +116,8 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     const report = { checked: 0, paid: 0, failed: 0, expired: 0, rejected: 0, errors: 0 };
     const now = Date.now();
     const due: StoreEntry<CheckoutWatchEntry>[] = [];
-    for await (const [, entry] of this.invoices.watched()) {
+    for await (const [, entry] of this.invoices.watched())
       if (entry.value.nextCheckAt <= now) due.push(entry);
-    }
     let index = 0;
     const worker = async () => {
       while (index < due.length) {
@@ -140,21 +137,19 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
         }
       }
     };
-    await Promise.all(
-      Array.from({ length: Math.min(this.options.reconciliation.concurrency, due.length) }, worker),
-    );
+    const workers = Math.min(this.options.reconciliation.concurrency, due.length);
+    await Promise.all(Array.from({ length: workers }, worker));
     return report;
   }
 
   /** `CheckoutService.reconcile`: checks one invoice now, whatever its schedule; throws HUBTEL_NOT_FOUND. */
   async checkInvoice(clientReference: string): Promise<CheckoutReconcileResult> {
     const invoice = await this.invoices.get(clientReference);
-    if (!invoice) {
+    if (!invoice)
       throw new HubtelError(
         'HUBTEL_NOT_FOUND',
         `No invoice with clientReference "${clientReference}" was created by this app (or it is no longer kept)`,
       );
-    }
     if (invoice.status === 'paid') return { clientReference, outcome: 'already-paid', invoice };
     // Kept for a person: another check would only repeat what was found.
     if (invoice.status === 'attention' || invoice.status === 'refunded')
@@ -187,14 +182,9 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
 
     const invoice = await this.invoices.get(ref);
     // Expired but still watched: its event may not be recorded yet (expired() unwatches after it).
-    if (invoice?.status === 'expired') {
-      await this.settlement.expired(ref);
-      return;
-    }
-    if (!invoice || (invoice.status !== 'pending' && invoice.status !== 'failed') || invoice.attention) {
-      await this.invoices.unwatch(ref);
-      return;
-    }
+    if (invoice?.status === 'expired') return void (await this.settlement.expired(ref));
+    if (!invoice || (invoice.status !== 'pending' && invoice.status !== 'failed') || invoice.attention)
+      return this.invoices.unwatch(ref);
     const givingUp = now - watch.createdAt >= giveUpAfterMs || checks >= maxChecks;
     let status: CheckoutTransactionStatus | undefined;
     let account: CheckoutAccount | undefined;

@@ -16,10 +16,7 @@ function fill(template: string, values: Record<string, number | undefined>): str
   );
 }
 
-/**
- * Checks an entry against its prompt: by FieldType (`phone` normalised) and `validation` for input;
- * one option's `Value` (exact, else ignoring case) for select.
- */
+/** An entry checked by FieldType (`phone` normalised) and `validation`, or as an option's Value, any case. */
 export function checkAnswer(
   screen: StoredScreen,
   raw: string,
@@ -37,9 +34,7 @@ export function checkAnswer(
   const rules = screen.validation ?? {};
   const reject = (reason: string): AnswerCheck => ({ ok: false, reason: rules.message ?? reason });
 
-  if (raw === '') {
-    return rules.required === false ? { ok: true, value: '' } : reject(messages.required);
-  }
+  if (raw === '') return rules.required === false ? { ok: true, value: '' } : reject(messages.required);
   if (rules.minLength !== undefined && raw.length < rules.minLength)
     return reject(fill(messages.tooShort, { min: rules.minLength }));
   if (rules.maxLength !== undefined && raw.length > rules.maxLength)

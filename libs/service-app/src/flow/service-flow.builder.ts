@@ -136,10 +136,8 @@ export type FlowStepMetadata = Omit<FlowStepDraft, 'handler'> & { method: string
 /** Marks a provider class as a service flow: its `@FlowStep()` methods are the steps, in order. */
 export function ServiceFlow(options: ServiceFlowOptions = {}): ClassDecorator {
   return (target) => {
-    const codes = checkServiceCodes(
-      [options.serviceCode ?? []].flat(),
-      `@ServiceFlow(${target.name}).serviceCode`,
-    );
+    const where = `@ServiceFlow(${target.name}).serviceCode`;
+    const codes = checkServiceCodes([options.serviceCode ?? []].flat(), where);
     const metadata: FlowMetadata = {
       name: options.name ?? target.name,
       serviceCodes: codes,
@@ -158,11 +156,8 @@ export function FlowStep(nameOrOptions: string | FlowStepOptions = {}): MethodDe
     const owner = target.constructor;
     // A subclass's own list starts as a copy of the inherited one (the parent's stays as it is).
     const own = Reflect.hasOwnMetadata(FLOW_STEPS_METADATA, owner) ? stepsOf(owner) : [...stepsOf(owner)];
-    own.push({
-      name: options.name ?? String(propertyKey),
-      method: String(propertyKey),
-      start: options.start === true,
-    });
+    const method = String(propertyKey);
+    own.push({ name: options.name ?? method, method, start: options.start === true });
     Reflect.defineMetadata(FLOW_STEPS_METADATA, own, owner);
   };
 }

@@ -52,7 +52,6 @@ export class FlowEngine {
     store: HubtelStore,
     private readonly options: ResolvedServiceAppOptions,
     private readonly logger: HubtelLogger,
-    /** Resume is offered only behind an access policy (the Mobile is all that names the customer). */
     guarded: boolean,
   ) {
     this.runner = new FlowStepRunner(options, logger);
@@ -114,11 +113,8 @@ export class FlowEngine {
       }
     }
     const session = record(start, undefined as unknown as StoredScreen, undefined, {}, undefined);
-    return this.apply(
-      t,
-      session,
-      await this.runner.run(flow, flow.start, sessionId, session, undefined, favorite),
-    );
+    const run = await this.runner.run(flow, flow.start, sessionId, session, undefined, favorite);
+    return this.apply(t, session, run);
   }
 
   /** Another account's SessionId (409), or one with a cart: else anyone could replace a paid cart. */
@@ -230,10 +226,7 @@ export class FlowEngine {
     return this.apply(t, fresh, run, true);
   }
 
-  /**
-   * Turns a step's reply into the response, updating the session (and the cart) in the store.
-   * `fresh`: the resume question answered "no" (no earlier prompt).
-   */
+  /** A step's reply, written and answered; `fresh`: "no" to resume (no earlier prompt to ask again). */
   private async apply(
     t: Turn,
     session: SessionRecord,
@@ -242,11 +235,10 @@ export class FlowEngine {
   ): Promise<ServiceFlowResponse> {
     const { messages } = this.options;
     const current = t.version === undefined || fresh ? undefined : session.screen;
-    if (run.kind === 'busy') {
+    if (run.kind === 'busy')
       return current
         ? this.ussd.prompt(session, t.sessionId, messages.busy)
         : releaseResponse(t.sessionId, messages.busy);
-    }
     if (run.kind === 'error') return this.fail(t, run.step, run.error);
 
     const { reply, step, data, selections } = run;
@@ -262,12 +254,8 @@ export class FlowEngine {
         }
         case 'input':
         case 'select': {
-          const screen = this.screens.screen(
-            t.flow,
-            step,
-            reply,
-            this.nextStep(t.flow, step, reply.prompt.next),
-          );
+          const next = this.nextStep(t.flow, step, reply.prompt.next);
+          const screen = this.screens.screen(t.flow, step, reply, next);
           const history =
             current && this.keepHistory
               ? [...(session.history ?? []).slice(1 - HISTORY_LIMIT), current]

@@ -49,11 +49,10 @@ export class ServiceFlowRegistry implements OnModuleInit {
     this.loaded = true;
     for (const flow of this.discover()) this.add(flow);
     for (const flow of this.options.flows) this.add(flow);
-    if (this.byName.size === 0) {
+    if (this.byName.size === 0)
       this.logger.warn(
         'No service flow is registered: add a @ServiceFlow() provider or the `flows` option. Every session will be answered "service not available".',
       );
-    }
   }
 
   private add(candidate: ServiceFlowDefinition): void {
@@ -83,12 +82,11 @@ export class ServiceFlowRegistry implements OnModuleInit {
         );
     }
     if (flow.isDefault) {
-      if (this.fallback) {
+      if (this.fallback)
         throw new HubtelConfigError(
           `flows.${flow.name}`,
           `both ${this.fallback.name} and ${flow.name} are default flows (no serviceCode); give one of them a serviceCode`,
         );
-      }
       this.fallback = flow;
     }
     this.byName.set(flow.name, flow);

@@ -27,10 +27,7 @@ export class FlowResume {
 
   /** At start-up (and when a named account is built): resume is off behind an open endpoint; said once. */
   warnUnguarded(account: string, named: string | undefined): void {
-    const flows = this.registry
-      .list()
-      .filter((flow) => flow.resume)
-      .map((flow) => flow.name);
+    const flows = this.registry.list().flatMap((flow) => (flow.resume ? [flow.name] : []));
     if (this.guarded || flows.length === 0) return;
     const path = named === undefined ? 'serviceApp' : `serviceApp[${named}]`;
     this.logger.warn(

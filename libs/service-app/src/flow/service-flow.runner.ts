@@ -35,7 +35,6 @@ export interface Answered {
   option?: SelectOption;
 }
 
-/** Runs steps under the step budget; one per account's engine. */
 export class FlowStepRunner {
   constructor(
     private readonly options: ResolvedServiceAppOptions,

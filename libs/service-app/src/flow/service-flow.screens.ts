@@ -60,10 +60,7 @@ function storedValidation(reply: Reply): StoredValidation | undefined {
   return { ...copy, pattern: { source: regex.source, flags: regex.flags.replace(/[gy]/g, '') } };
 }
 
-/**
- * Shares stored screens between sessions: a prompt equal to its step's last screen gets that frozen
- * screen (equal options or checks: the same ones), its checks skipped. One screen per step of each flow.
- */
+/** One frozen screen per flow step, shared: a prompt equal to the last one reuses it, checks skipped. */
 export class ScreenCache {
   private readonly flows = new Map<ServiceFlowDefinition, Map<string, StoredScreen>>();
 

@@ -30,10 +30,7 @@ import { sessionKey, storedSession } from './service-flow.session.js';
 
 const KNOWN_REQUESTS = new Set(['initiation', 'response', 'release', 'timeout']);
 
-/**
- * The service interaction endpoint: one call, one answer of the user, by request `Type`. Nothing
- * answers a 500: a failure ends the session politely.
- */
+/** The service interaction endpoint: one answer per call, never a 500 (a failure ends a session politely). */
 @Injectable()
 export class ServiceFlowService implements OnApplicationBootstrap {
   private readonly logger = new HubtelLogger('HubtelServiceApp');
@@ -56,14 +53,8 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     options: ResolvedServiceAppOptions,
     access: InboundAccessPolicy,
   ): ServiceFlowService {
-    const engine = new ServiceFlowService(
-      this.registry,
-      this.store,
-      options,
-      this.telemetry,
-      this.pipeline,
-      access,
-    );
+    const { registry, store, telemetry, pipeline } = this;
+    const engine = new ServiceFlowService(registry, store, options, telemetry, pipeline, access);
     engine.engine.sessions.pending = this.engine.sessions.pending;
     engine.accountEngines = this.accountEngines;
     engine.engine.named = account === HUBTEL_DEFAULT_ACCOUNT ? undefined : account;
@@ -71,12 +62,10 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     return engine;
   }
 
-  /** At start-up (and when a named account is built): resume is off behind an open endpoint; said once. */
   onApplicationBootstrap(): void {
     this.engine.resume.warnUnguarded(this.account, this.engine.named);
   }
 
-  /** The account this engine serves. */
   get account(): string {
     return this.engine.account;
   }
@@ -232,10 +221,8 @@ export class ServiceFlowService implements OnApplicationBootstrap {
         );
         return end(messages.busy);
       }
-      reply = queryResponse(
-        sessionId,
-        results.find((result) => result !== undefined),
-      );
+      const answer = results.find((result) => result !== undefined);
+      reply = queryResponse(sessionId, answer);
     } catch (error) {
       this.logger.error(`Query of session ${sessionId} failed: ${describeError(error)}`);
       return end(messages.error);
@@ -246,12 +233,8 @@ export class ServiceFlowService implements OnApplicationBootstrap {
       );
       return end(messages.error);
     }
-    reply.Message = this.engine.ussd.shownText(
-      channel === 'ussd',
-      '(query)',
-      '@OnServiceQuery',
-      reply.Message,
-    );
+    const onUssd = channel === 'ussd';
+    reply.Message = this.engine.ussd.shownText(onUssd, '(query)', '@OnServiceQuery', reply.Message);
     return reply;
   }
 }

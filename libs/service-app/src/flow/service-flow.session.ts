@@ -3,13 +3,9 @@ import { SERVICE_APP_KEYS } from '../service-app.constants.js';
 import type { SelectOption } from '../service-app.types.js';
 import type { StoredScreen, StoredSession } from '../service-flow.types.js';
 
-/** Most distinct strings SharedStrings keeps. */
 const SHARED_STRINGS_LIMIT = 256;
 
-/**
- * What the store keeps per session: as little as possible (100,000 idle users in well under 100 MB),
- * every field present (absent ones undefined) so V8 gives them one shape.
- */
+/** A session in the store: minimal, every field present (absent ones undefined) so V8 gives all one shape. */
 export interface SessionRecord {
   flow: string;
   serviceCode: string;
@@ -44,11 +40,8 @@ export interface ResumeRecord extends Pick<
 }
 
 /** Per ServiceCode, Mobile and named account; the hash tag keeps it one Redis Cluster slot. */
-export function resumeKey({
-  serviceCode,
-  mobile,
-  account,
-}: Pick<SessionRecord, 'serviceCode' | 'mobile' | 'account'>): string {
+export function resumeKey(session: Pick<SessionRecord, 'serviceCode' | 'mobile' | 'account'>): string {
+  const { serviceCode, mobile, account } = session;
   return `${SERVICE_APP_KEYS.resume}{${serviceCode}}:${account === undefined ? '' : `${account}:`}${mobile}`;
 }
 

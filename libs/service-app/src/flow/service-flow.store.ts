@@ -124,11 +124,10 @@ export class FlowSessionStore {
       );
       return releaseResponse(sessionId, this.options.messages.sessionExpired);
     }
-    if (this.logger.isLevelEnabled('debug')) {
+    if (this.logger.isLevelEnabled('debug'))
       this.logger.debug(
         `Session ${sessionId} added "${item.ItemName}" x${item.Qty} at ${item.Price} to the cart`,
       );
-    }
     const label = reply.label ?? reply.message;
     if (!session.ussd) return cartResponse(sessionId, reply.message, label, item);
     const shown = this.ussd.shownText(true, session.flow, step, reply.message);
@@ -146,7 +145,6 @@ export class FlowSessionStore {
     );
   }
 
-  /** The cart a session ended with, while it is kept (`cartTtlMs`). */
   async cart(sessionId: string): Promise<StoredCart | undefined> {
     return (await this.store.get<StoredCart | null>(cartKey(sessionId)))?.value ?? undefined;
   }

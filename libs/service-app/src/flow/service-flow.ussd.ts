@@ -1,7 +1,5 @@
-/**
- * What a USSD phone shows: `Message` only, one screen (core's `ussdScreen`). A select prompt's options
- * become numbered lines, paged when they do not fit; every other text is cut to a screen.
- */
+// What a USSD phone shows: `Message` only, one screen (core's `ussdScreen`). A select prompt's options
+// become numbered lines, paged when they do not fit; every other text is cut to a screen.
 import { HubtelLogger } from 'nestjs-hubtel';
 import { ussdScreen } from '#internal';
 import type { SelectOption, ServiceFlowResponse } from '../service-app.types.js';
@@ -24,16 +22,14 @@ export interface UssdMenu {
   readonly cut: boolean;
 }
 
-/** The "more" and "back" lines as a menu page shows them. */
 function navigationLines(options: ResolvedUssdOptions): [more: string, back: string] {
   const { moreKey, moreLabel, backKey, backLabel } = options;
   return [`${moreKey}. ${plain(moreLabel, options)}`, `${backKey}. ${plain(backLabel, options)}`];
 }
 
 /**
- * Lays a menu out in pages, filled greedily with their navigation lines. Options are numbered
- * skipping the `reserved` keys, so a number never collides with navigation and keeps its option on
- * every page. A label is never split; one too long for any page is cut on a page of its own.
+ * Lays a menu out in pages, filled greedily. Options are numbered skipping the `reserved` keys (a number
+ * keeps its option on every page); a label is never split, one too long is cut on a page of its own.
  */
 export function layoutMenu(
   title: string,
@@ -146,9 +142,8 @@ export class UssdScreens {
     const lead = plain(prefix, this.options);
     const fits = (text: string) => ussdScreen(text, this.options).fits;
     if (fits(`${lead}\n${whole}`)) return { text: `${lead}\n${whole}`, cut: menu.cut };
-    // A full page: the explanation takes the prompt's place (the user has just seen it); if still too
-    // long, the page drops its last options (still chosen by number), keeping its navigation; at
-    // worst the reason alone is cut to the screen. The reason must be read.
+    // No room: the reason (it must be read) takes the prompt's place, then the page drops its last
+    // options (still chosen by number) but keeps its navigation; at worst the reason alone is cut.
     const head = menu.heads[index] ?? '';
     const navigation = new Set(navigationLines(this.options));
     const lines = (head ? whole.slice(head.length + 1) : whole).split('\n');
@@ -187,7 +182,6 @@ export class UssdScreens {
     return index === undefined ? undefined : screen.options?.[index];
   }
 
-  /** Whether `raw` means "back" on this screen. */
   isBack(raw: string, screen: StoredScreen, ussd: true | undefined): boolean {
     if (!this.backInputs.includes(raw)) return false;
     // An option whose Value is the back input wins, except on USSD (its numbers skip back inputs).

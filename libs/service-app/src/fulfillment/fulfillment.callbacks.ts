@@ -60,28 +60,19 @@ export class FulfillmentCallbacks {
     followUps?: JobFollowUps, // in `beforeSettled`: sent right after the order is settled
   ): Promise<{ ok: true } | { ok: false; existing: CallbackSummary }> {
     const job: CallbackJob = {
-      callback: {
-        SessionId: sessionId,
-        OrderId: orderId,
-        ServiceStatus: status,
-        MetaData: metaData ?? null,
-      },
+      callback: { SessionId: sessionId, OrderId: orderId, ServiceStatus: status, MetaData: metaData ?? null },
       reportedBy,
     };
     const named = namedAccount(account);
     if (named !== undefined) job.account = named;
-    const result = await (followUps ?? this.pipeline).submit<StoredCallback>(
-      SERVICE_APP_JOBS.callback,
-      orderId,
-      job,
-    );
+    const to = followUps ?? this.pipeline;
+    const result = await to.submit<StoredCallback>(SERVICE_APP_JOBS.callback, orderId, job);
     if (result.duplicate) {
       const existing = callbackOf(result.record);
-      if (reportedBy === 'handler') {
+      if (reportedBy === 'handler')
         this.logger.log(
           `Order ${orderId} was already reported as "${existing.ServiceStatus}"; the handler's "${status}" is not sent`,
         );
-      }
       return { ok: false, existing };
     }
     if (this.logger.isLevelEnabled('log'))

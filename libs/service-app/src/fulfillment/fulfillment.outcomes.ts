@@ -70,16 +70,10 @@ export class FulfillmentOutcomes {
     const resolved: FulfillmentAttention = { ...attention, resolution: { action: wanted, at: isoNow() } };
     if (action === 'deliver') {
       // Its handlers run once, as any order's; the waiting payment job, woken below, finds it delivered.
-      await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, orderId, {
-        ...order,
-        payment: held.payment,
-        attention: resolved,
-      } satisfies FulfillmentRequestedEvent);
-    } else {
-      await this.reportOutcome(order, 'failed', null, 'app');
-    }
-    // Its deadline run has nothing left to decide: it settles now, not at `decideBy`. The resolution
-    // is recorded already: a failed wake only leaves the run to its deadline, it fails no call.
+      const deliver: FulfillmentRequestedEvent = { ...order, payment: held.payment, attention: resolved };
+      await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, orderId, deliver);
+    } else await this.reportOutcome(order, 'failed', null, 'app');
+    // Its deadline run settles now (the resolution is recorded: a failed wake leaves it to `decideBy`).
     await this.pipeline
       .wake(record)
       .catch((error: unknown) =>
@@ -227,13 +221,10 @@ export class FulfillmentOutcomes {
     if (reported) {
       const { ServiceStatus, MetaData } = callbackOf(reported);
       const turn = await claim?.catch(() => undefined);
-      const others = await this.deliveries.release(
-        order.sessionId,
-        order.orderId,
-        { ServiceStatus, MetaData },
-        turn?.deliver === true && turn.fresh,
-      );
-      await this.mirror(others, order, { ServiceStatus, MetaData }, 'handler');
+      const outcome = { ServiceStatus, MetaData };
+      const fresh = turn?.deliver === true && turn.fresh;
+      const others = await this.deliveries.release(order.sessionId, order.orderId, outcome, fresh);
+      await this.mirror(others, order, outcome, 'handler');
       return {
         outcome: ServiceStatus === 'failed' ? 'dead' : 'done',
         reason: `order ${order.orderId} was already reported "${ServiceStatus}" to the platform: its handlers do not run again`,

@@ -59,11 +59,9 @@ export class FulfillmentPaymentCheck {
     // Unknown account (a resolver that no longer knows it): this run fails, retried as a failure.
     const account = await this.accountOf(order);
     const options = account.options;
-    if (!account.verifying) {
-      // Recorded while verification was on, recovered after it was turned off: trusted, as configured.
-      await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, order.orderId, order);
-      return;
-    }
+    // Recorded while verification was on, recovered after it was turned off: trusted, as configured.
+    if (!account.verifying)
+      return void (await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, order.orderId, order));
     const { attempt, record } = context;
     const held = record.state as CheckState | undefined;
     // Waiting for a person: this run is the deadline (or a replay). Resolved → nothing left to do.
@@ -71,7 +69,7 @@ export class FulfillmentPaymentCheck {
     // A run past the attempts the policy allows is a replay of a dead letter: one more check, final.
     const replayed = attempt > PAYMENT_ATTEMPTS;
     // Failed runs count as checks (they may have made one): the bound holds whatever failed.
-    const check = ((record.state as CheckState | undefined)?.checks ?? 0) + attempt;
+    const check = (held?.checks ?? 0) + attempt;
     if (!replayed && check > MAX_STATUS_CHECKS)
       throw new PaymentPendingError(
         `Payment of order ${order.orderId} not confirmed after ${MAX_STATUS_CHECKS} status checks`,
@@ -154,8 +152,7 @@ export class FulfillmentPaymentCheck {
 function paymentOf(status: TransactionStatus, amounts: PaymentAmounts | undefined): FulfillmentPayment {
   const payment: FulfillmentPayment = { confirmedByStatusCheck: true, amount: status.amount ?? 0 };
   if (amounts) payment.amounts = amounts;
-  for (const key of ['currencyCode', 'transactionId', 'externalTransactionId', 'paymentMethod'] as const) {
+  for (const key of ['currencyCode', 'transactionId', 'externalTransactionId', 'paymentMethod'] as const)
     if (status[key] !== undefined) payment[key] = status[key];
-  }
   return payment;
 }

@@ -20,7 +20,6 @@ export interface FulfillmentReceipt {
   Status: 'received' | 'duplicate';
 }
 
-/** Where one order stands. */
 export interface FulfillmentOrderStatus {
   orderId: string;
   sessionId: string;
@@ -104,12 +103,11 @@ export function orderStatus(
   payment: JobRecord<PaymentSummary> | undefined,
   callback: JobRecord<StoredCallback> | undefined,
 ): FulfillmentOrderStatus {
-  let awaitingCompletion = false;
-  if (order && !callback && order.status === 'done') {
-    awaitingCompletion = order.compacted
-      ? order.payload.deferred === true
-      : combineOutcomes(order.results).kind === 'deferred';
-  }
+  const awaitingCompletion =
+    !!order &&
+    !callback &&
+    order.status === 'done' &&
+    (order.compacted ? order.payload.deferred === true : combineOutcomes(order.results).kind === 'deferred');
   const handler: FulfillmentOrderStatus['handler'] = order
     ? { status: order.status, attempts: order.attempts }
     : { status: 'pending', attempts: 0 };
@@ -119,13 +117,8 @@ export function orderStatus(
   if (namedAccount(account) !== undefined) status.account = account;
   if (payment) status.payment = paymentView(payment, order === undefined);
   if (callback) {
-    const sent = callbackOf(callback);
-    status.callback = {
-      serviceStatus: sent.ServiceStatus,
-      metaData: sent.MetaData,
-      status: callback.status,
-      attempts: callback.attempts,
-    };
+    const { ServiceStatus: serviceStatus, MetaData: metaData } = callbackOf(callback);
+    status.callback = { serviceStatus, metaData, status: callback.status, attempts: callback.attempts };
     if (callback.lastError) status.callback.lastError = callback.lastError;
   }
   return status;
@@ -141,11 +134,9 @@ function paymentView(
   const state = record.state as CheckState | undefined;
   const payment: NonNullable<FulfillmentOrderStatus['payment']> = {
     status: !unconfirmed || record.status === 'done' ? done : record.status === 'dead' ? 'dead' : 'checking',
-    // Status checks made: those its deferrals counted plus its failed runs.
     checks: (state?.checks ?? 0) + record.attempts,
   };
   if (refused) payment.reason = refused;
-  // Why it needs attention, from its payment record (waiting, or done).
   const attention = record.compacted ? record.payload.attention : state?.attention;
   if (attention) Object.assign(payment, { status: 'attention', attention });
   if (unconfirmed && record.lastError) payment.lastError = record.lastError;

@@ -47,7 +47,6 @@ import {
 } from './fulfillment.records.js';
 import type { FulfillmentAccountView } from './fulfillment.types.js';
 
-/** Most ServiceCodes whose event lists are kept (see `eventsOf`). */
 const EVENT_LISTS_LIMIT = 256;
 
 /**
@@ -110,13 +109,8 @@ export class FulfillmentService implements OnApplicationBootstrap {
       doneTtlMs: (record) => this.payment.doneTtlMs(record),
       onSettled: async (record, outcome, error) => {
         if (outcome === 'done') return;
-        const order = record.payload;
-        await this.outcomes.refuse(
-          order,
-          'NOT_CONFIRMED',
-          `the status check could not confirm it: ${describeError(error)}`,
-          record.attempts,
-        );
+        const why = `the status check could not confirm it: ${describeError(error)}`;
+        await this.outcomes.refuse(record.payload, 'NOT_CONFIRMED', why, record.attempts);
       },
     });
   }
@@ -181,12 +175,11 @@ export class FulfillmentService implements OnApplicationBootstrap {
     metaData: unknown = null,
   ): Promise<void> {
     assertOrderId('complete', orderId);
-    if (status !== 'success' && status !== 'failed') {
+    if (status !== 'success' && status !== 'failed')
       throw new HubtelValidationError(
         `complete(): status must be "success" or "failed", got ${JSON.stringify(status)}`,
         [{ field: 'status', message: 'must be "success" or "failed"' }],
       );
-    }
     assertJson(metaData);
     const order = await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId);
     if (!order)
@@ -199,12 +192,8 @@ export class FulfillmentService implements OnApplicationBootstrap {
     // Another OrderId of the session delivers its goods: its outcome is this one's too.
     const sessionId = order.payload.sessionId;
     const delivering = (await this.deliveries.get(sessionId))?.orderId ?? orderId;
-    const accepted = await this.outcomes.reportOutcome(
-      { orderId: delivering, sessionId, account: order.payload.account },
-      status,
-      metaData,
-      'app',
-    );
+    const ref = { orderId: delivering, sessionId, account: order.payload.account };
+    const accepted = await this.outcomes.reportOutcome(ref, status, metaData, 'app');
     if (!accepted.ok) {
       if (accepted.existing.ServiceStatus === status) return;
       throw new HubtelError(
@@ -222,8 +211,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
   /**
    * Runs a dead letter again, now (only the handlers that failed). The order's gate still decides:
    * an order reported `failed` is never delivered; a refused replay throws JobRefusedError.
-   * @throws HubtelDeadLetterNotFoundError (`HUBTEL_NOT_FOUND`) for an unknown id,
-   *   HubtelNotDeadLetterError (`HUBTEL_STORE_CONFLICT`) for a job that is not dead.
+   * @throws HubtelDeadLetterNotFoundError (unknown id), HubtelNotDeadLetterError (not dead).
    */
   async replayDeadLetter(id: string): Promise<void> {
     await this.pipeline.replayDeadLetter(id);
@@ -294,7 +282,6 @@ export interface FulfillmentAccounts {
 export class FulfillmentAccount {
   /** @internal Made by the module (`forAccount`, `@InjectFulfillment(name)`). */
   constructor(
-    /** The account's name. */
     readonly account: string,
     private readonly accounts: FulfillmentAccounts,
   ) {}

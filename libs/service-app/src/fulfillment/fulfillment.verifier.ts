@@ -23,10 +23,7 @@ export function cartTotal(item: CartItem): number {
 /** Every cart is priced and paid in Ghana cedis: a status check naming another is not its payment. */
 const CART_CURRENCY = 'GHS';
 
-/**
- * Judges a status-check answer against the order's cart. The request's `OrderInfo.Payment` is the
- * sender's claim, never evidence. Without a cart no amount can be compared.
- */
+/** A status-check answer judged against the cart (`OrderInfo.Payment` is the sender's claim, no evidence). */
 export function judgePayment(
   sessionId: string,
   status: TransactionStatus | undefined,
@@ -35,13 +32,12 @@ export function judgePayment(
 ): PaymentVerdict {
   if (!status)
     return { kind: 'pending', message: `the status check knows no transaction for session ${sessionId}` };
-  if (status.clientReference !== sessionId) {
+  if (status.clientReference !== sessionId)
     return {
       kind: 'refused',
       reason: 'NOT_CONFIRMED',
       message: `the status check answered for clientReference "${status.clientReference}", not session ${sessionId}`,
     };
-  }
   if (!status.paid) {
     const state = status.status.trim().toLowerCase();
     if (state === 'unpaid' || state === 'pending')
@@ -61,14 +57,13 @@ export function judgePayment(
     });
     if (verdict.kind === 'paid') return { kind: 'paid', amounts: verdict.amounts };
     const amounts = verdict.amounts ? { amounts: verdict.amounts } : {};
-    if (verdict.kind === 'currency') {
+    if (verdict.kind === 'currency')
       return {
         kind: 'attention',
         reason: 'CURRENCY_MISMATCH',
         message: `the status check reports a payment in ${status.currencyCode!.trim().slice(0, 8)} for session ${sessionId}, not in the cart's ${CART_CURRENCY}`,
         ...amounts,
       };
-    }
     if (!verdict.amounts)
       return {
         kind: 'refused',
