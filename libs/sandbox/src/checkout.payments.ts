@@ -97,14 +97,8 @@ export async function payInvoice(
   invoice.customerPhoneNumber = phone;
   invoice.channel = channel;
   invoice.updatedAt = now;
-  invoice.attempts.push({
-    outcome,
-    at: now,
-    phone,
-    channel,
-    responseCode: outcome === 'paid' ? '0000' : '2001',
-    description,
-  });
+  const responseCode = outcome === 'paid' ? '0000' : '2001';
+  invoice.attempts.push({ outcome, at: now, phone, channel, responseCode, description });
   if (outcome === 'paid') {
     invoice.state = 'paid';
     invoice.paidAt = now;
@@ -122,7 +116,7 @@ export async function payInvoice(
   state.options.logger?.debug?.(`Invoice ${invoice.clientReference} ${outcome} by ${maskMsisdn(phone)}`);
 
   const body: CheckoutCallbackBody = {
-    ResponseCode: outcome === 'paid' ? '0000' : '2001',
+    ResponseCode: responseCode,
     Status: outcome === 'paid' ? 'Success' : 'Failed',
     Data: {
       CheckoutId: invoice.checkoutId,

@@ -81,9 +81,8 @@ export class TestSandbox extends HubtelSandbox {
 
   constructor(options: TestSandboxOptions = {}) {
     super(options);
-    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])
       this.addRoute(method, `${TEST_SANDBOX_TUNNEL_PATH}/*`, (ctx) => this.relay(ctx));
-    }
   }
 
   /** `http://127.0.0.1:<port>/_tunnel`: the app's public address, relayed to the attached app. */
@@ -209,9 +208,8 @@ export class TestSandbox extends HubtelSandbox {
     const query = ctx.query.toString();
     const body = await ctx.body();
     const headers: OutgoingHttpHeaders = {};
-    for (const [name, value] of Object.entries(ctx.req.headers)) {
+    for (const [name, value] of Object.entries(ctx.req.headers))
       if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
-    }
     if (body.length > 0) headers['content-length'] = String(body.length);
     try {
       const url = `${origin}${rest}${query ? `?${query}` : ''}`;

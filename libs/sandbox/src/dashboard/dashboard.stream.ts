@@ -208,10 +208,7 @@ export function registerSandboxDashboard(sandbox: HubtelSandbox): void {
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no',
     });
-    if (ctx.method === 'HEAD') {
-      res.end();
-      return;
-    }
+    if (ctx.method === 'HEAD') return void res.end();
     res.flushHeaders();
     const client = new DashboardClient(res, hub);
     hub.add(client);

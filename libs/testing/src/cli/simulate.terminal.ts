@@ -125,8 +125,7 @@ export class TerminalSimulator {
 
   private header(sandbox: HubtelSandbox, session: SandboxServiceSession): void {
     const p = this.paint;
-    const record = session.record;
-    const { serviceCode, mobile, operator } = record;
+    const { serviceCode, mobile, operator } = session.record;
     this.out(p(`Hubtel service simulator — dialing ${serviceCode} as ${mobile} (${operator})`, 'bold'));
     const screen = session.record.channel === 'ussd' ? this.screen : undefined;
     this.out(
