@@ -209,7 +209,7 @@ export async function requestOnce(
 }
 
 /** decodeURIComponent, or the text as written when it holds a malformed escape. */
-function decodeLoosely(text: string): string {
+export function decodeLoosely(text: string): string {
   try {
     return decodeURIComponent(text);
   } catch {

@@ -94,10 +94,9 @@ export class SandboxServiceSession {
   }
 
   /**
-   * A request of a rarer type: `favorite` (starts the session, `Sequence` set, saved data in
-   * `fields`), `query` (data, not a screen), `timeout` (the platform gave up; the session is over),
-   * anything else as given. The answer is checked against the contract unless no user sees it
-   * (`timeout`, `query`).
+   * A request of a rarer type: `favorite` (starts the session, `Sequence` set, saved data in `fields`),
+   * `query` (data, not a screen), `timeout` (the platform gave up; the session is over), anything else as
+   * given. The answer is checked against the contract unless no user sees it (`timeout`, `query`).
    */
   async send(
     type: string,

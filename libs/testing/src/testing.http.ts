@@ -22,7 +22,6 @@ export interface SendOptions {
 }
 
 export interface SentResponse<T = unknown> {
-  /** HTTP status. */
   status: number;
   /** Response headers, names lower-cased. */
   headers: Record<string, string>;
@@ -30,7 +29,6 @@ export interface SentResponse<T = unknown> {
   body: T;
   /** The raw body. */
   text: string;
-  /** Where it was sent. */
   url: string;
 }
 

@@ -1,10 +1,8 @@
 import { escapeHtml } from '../sandbox.http.js';
 
-/*
- * The dashboard page: one self-contained document (offline, under a strict nonce CSP). Records are
- * rendered with textContent only, never as HTML: callback bodies and SMS texts are untrusted.
- * Its data-testid hooks are stable: browser tests rely on them.
- */
+// The dashboard page: one self-contained document (offline, under a strict nonce CSP). Records are
+// rendered with textContent only, never as HTML: callback bodies and SMS texts are untrusted. Its
+// data-testid hooks are stable: browser tests rely on them.
 
 export interface DashboardPageOptions {
   nonce: string;

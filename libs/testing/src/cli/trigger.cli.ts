@@ -105,9 +105,8 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
   if (options.kind === 'service-flow') describeServiceFlowAnswers(options, report);
   const failed = report.answers.filter((a) => 'error' in a);
   const non2xx = report.answers.filter((a) => 'status' in a && (a.status < 200 || a.status >= 300));
-  if (options.json) {
-    out(JSON.stringify(report));
-  } else {
+  if (options.json) out(JSON.stringify(report));
+  else {
     for (const a of report.answers) {
       const label = options.copies > 1 ? `#${a.copy} ` : '';
       if ('error' in a) out(p(`${label}✗ ${a.error}`, 'red'));
@@ -168,23 +167,10 @@ function describeServiceFlowAnswers(options: TriggerOptions, report: TriggerRepo
       (report.screens ??= []).push({ copy: a.copy, length, limit, gsm7, fits });
     }
     const type = String(answer.Type ?? '').toLowerCase();
-    const item = answer.Item as { ItemName?: unknown; Qty?: unknown; Price?: unknown } | null | undefined;
-    const isCart = type === 'addtocart' || (type === 'release' && flow.channel === 'ussd');
-    if (
-      !report.cart &&
-      isCart &&
-      item &&
-      typeof item.ItemName === 'string' &&
-      typeof item.Qty === 'number' &&
-      typeof item.Price === 'number'
-    )
-      report.cart = {
-        ItemName: item.ItemName,
-        Qty: item.Qty,
-        Price: item.Price,
-        total: Math.round(item.Qty * item.Price * 100) / 100,
-        sessionId,
-      };
+    const { ItemName, Qty, Price } = (answer.Item ?? {}) as Record<string, unknown>;
+    const isCart = !report.cart && (type === 'addtocart' || (type === 'release' && flow.channel === 'ussd'));
+    if (isCart && typeof ItemName === 'string' && typeof Qty === 'number' && typeof Price === 'number')
+      report.cart = { ItemName, Qty, Price, total: Math.round(Qty * Price * 100) / 100, sessionId };
   }
 }
 
