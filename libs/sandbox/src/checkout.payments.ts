@@ -68,7 +68,6 @@ function payerPhone(state: SandboxState, invoice: SandboxInvoice, phone: string 
   );
 }
 
-/** Pays (or fails) an invoice as the hosted page would; resolves once its callback was answered. */
 export async function payInvoice(
   state: SandboxState,
   invoice: SandboxInvoice,
@@ -145,7 +144,6 @@ export async function payInvoice(
   return { invoice, outcome, deliveries };
 }
 
-/** The payer cancels on the hosted page: no callback (the platform sends none), invoice `cancelled`. */
 export function cancelInvoice(state: SandboxState, invoice: SandboxInvoice): SandboxInvoice {
   requireOpen(invoice, 'cancelled');
   invoice.state = 'cancelled';
@@ -154,7 +152,6 @@ export function cancelInvoice(state: SandboxState, invoice: SandboxInvoice): San
   return invoice;
 }
 
-/** Marks a paid invoice refunded (the status check then answers `Refunded`). */
 export function refundInvoice(state: SandboxState, invoice: SandboxInvoice): SandboxInvoice {
   if (invoice.state !== 'paid')
     throw new SandboxStateError(
@@ -167,7 +164,6 @@ export function refundInvoice(state: SandboxState, invoice: SandboxInvoice): San
   return invoice;
 }
 
-/** The `data` of a status-check answer. */
 export function invoiceStatusData(invoice: SandboxInvoice): Record<string, unknown> {
   const paid = invoice.state === 'paid';
   return {

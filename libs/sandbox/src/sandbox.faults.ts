@@ -20,7 +20,6 @@ export interface InboundFaultSpec {
   };
   /** How many matching requests it hits; unlimited (until removed or cleared) when omitted. */
   times?: number;
-  /** Wait this long before answering. */
   delayMs?: number;
   /** Answer with this status (a 5xx usually; any 100-599). */
   status?: number;
@@ -79,7 +78,6 @@ export interface FaultHandle<S> {
   readonly hits: number;
   /** Hits left (Infinity when unlimited). */
   readonly remaining: number;
-  /** Stops it from hitting anything more. */
   remove(): void;
 }
 
@@ -114,13 +112,11 @@ export class SandboxFaults {
   private readonly outbound: Fault<CallbackFaultSpec>[] = [];
   private seq = 0;
 
-  /** Adds a fault on requests the sandbox receives. */
   add(spec: InboundFaultSpec): FaultHandle<InboundFaultSpec> {
     validateInbound(spec);
     return new Fault(`fault-${++this.seq}`, spec, this.inbound);
   }
 
-  /** Adds a fault on callbacks the sandbox sends. */
   addCallback(spec: CallbackFaultSpec): FaultHandle<CallbackFaultSpec> {
     validateCallback(spec, 'spec');
     return new Fault(`callback-fault-${++this.seq}`, spec, this.outbound);

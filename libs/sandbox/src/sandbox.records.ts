@@ -129,7 +129,7 @@ export class SandboxRecords extends EventEmitter<SandboxEventMap> {
     };
   }
 
-  /** The newest record of `kind` that matches, or the first to come (re-tested on every change). */
+  /** The newest record of `kind` that matches, or the first to come (re-tested on every change, so "a delivery that completed" works). */
   waitFor<K extends SandboxRecordKind>(
     kind: K,
     predicate?: (record: SandboxRecordMap[K]) => boolean,

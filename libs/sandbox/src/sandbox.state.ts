@@ -106,7 +106,6 @@ export class SandboxState {
     return p;
   }
 
-  /** Resolves once no callback is being sent or waiting for its delay. */
   async settled(): Promise<void> {
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
   }
@@ -196,7 +195,6 @@ export class SandboxState {
     return { deliveries, sent: Promise.resolve() };
   }
 
-  /** Sends a recorded delivery again, as it was (no fault applies to a re-send). */
   async redeliver(original: SandboxDelivery): Promise<SandboxDelivery> {
     const cb = { ...original, body: original.body as Record<string, unknown> };
     const delivery = this.newDelivery(cb, structuredClone(original.body), { redeliveryOf: original.id });
@@ -248,10 +246,6 @@ export class SandboxState {
     this.emit('delivery', delivery);
   }
 
-  /**
-   * The first record of `kind` (already there, or to come) that satisfies `predicate`. Records
-   * are re-tested on every update, so waiting for "a delivery to x that completed" works.
-   */
   async waitFor<K extends SandboxRecordKind>(
     kind: K,
     predicate: (record: SandboxRecordMap[K]) => boolean = () => true,
@@ -292,7 +286,6 @@ export class SandboxState {
     this.batchIdsKept = 0;
   }
 
-  /** Stops (delayed callbacks are recorded as not sent, delayed answers never come) and fails every pending wait. */
   shutdown(): void {
     this.stopped = true;
     this.outbound.abort();

@@ -27,7 +27,6 @@ export interface SentResponse<T = unknown> {
   headers: Record<string, string>;
   /** The body parsed as JSON when it is JSON, else the text. */
   body: T;
-  /** The raw body. */
   text: string;
   url: string;
 }

@@ -116,7 +116,6 @@ class DashboardHub {
   }
 }
 
-/** One open event stream. */
 class DashboardClient {
   private pending = new Map<string, { kind: SandboxRecordKind; record: unknown }>();
   private flushTimer: NodeJS.Timeout | undefined;
