@@ -46,7 +46,6 @@ export function requireInvoice(state: SandboxState, checkoutIdOrReference: strin
   return invoice;
 }
 
-/** A paid or cancelled invoice can no longer be paid or cancelled. */
 function requireOpen(invoice: SandboxInvoice, action: 'paid' | 'cancelled'): void {
   if (invoice.state === 'paid' || invoice.state === 'cancelled')
     throw new SandboxStateError(

@@ -217,6 +217,15 @@ export function decodeLoosely(text: string): string {
   }
 }
 
+/** The text parsed as JSON, or the text itself when it is not JSON. */
+export function jsonOrText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
 /** The host name of a `Host` header, lower-case, without port or IPv6 brackets. */
 export function hostNameOf(header: string | undefined): string | undefined {
   if (header === undefined || header === '') return undefined;

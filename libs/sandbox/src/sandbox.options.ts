@@ -69,10 +69,7 @@ function senderIdList(value: unknown, option: string, maxLength: number): string
   return [...new Set(value as string[])];
 }
 
-/**
- * The default account, then each of `accounts` with its defaults. What two accounts would share is
- * refused: a name (also as an env variable prefix), a POS Sales ID, a key or a sender id.
- */
+/** The default account, then each of `accounts` with its defaults; what two would share is refused. */
 function resolveAccounts(
   value: unknown,
   defaultAccount: SandboxAccount,

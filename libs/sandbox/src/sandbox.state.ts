@@ -140,10 +140,7 @@ export class SandboxState {
     return delivery;
   }
 
-  /**
-   * Sends a callback as the platform would, through the callback faults: dropped, duplicated,
-   * delayed or tampered with. Every copy (a dropped one too) is a recorded delivery.
-   */
+  /** Sends a callback through the callback faults; every copy (a dropped one too) is a recorded delivery. */
   dispatch(cb: OutboundCallback): DispatchResult {
     const spec = cb.fault ?? this.faults.takeCallback(cb)?.spec;
     let body: unknown = cb.body;

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { OutgoingHttpHeaders, Server } from 'node:http';
 import { HubtelConfigError, HubtelNetworkError, HubtelTimeoutError } from '#light/core';
-import { requestOnce, serverOrigin } from '#light/sandbox';
+import { jsonOrText, requestOnce, serverOrigin } from '#light/sandbox';
 import { TESTING_DEFAULTS, TESTING_PATHS } from './testing.constants.js';
 
 /** Where to send: an origin or endpoint URL, or a Nest app (one only initialised is listened on). */
@@ -159,15 +159,8 @@ async function post<T>(
   timeoutMs: number = TESTING_DEFAULTS.requestTimeoutMs,
 ): Promise<SentResponse<T>> {
   const answer = await request('POST', url, payload, headers, timeoutMs);
-  let body: unknown = answer.text;
-  if (answer.text !== '' && /\bjson\b/i.test(answer.headers['content-type'] ?? '')) {
-    try {
-      body = JSON.parse(answer.text);
-    } catch {
-      // Not JSON after all: keep the text.
-    }
-  }
-  return { ...answer, body: body as T, url };
+  const json = answer.text !== '' && /\bjson\b/i.test(answer.headers['content-type'] ?? '');
+  return { ...answer, body: (json ? jsonOrText(answer.text) : answer.text) as T, url };
 }
 
 /** One request on its own connection (the sandbox's client), its failures as Hubtel errors. */

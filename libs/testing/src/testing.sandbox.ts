@@ -196,14 +196,10 @@ export class TestSandbox extends HubtelSandbox {
 
   private async relay(ctx: SandboxRequestContext): Promise<SandboxReply> {
     const origin = this.appOrigin;
-    if (!origin)
-      return {
-        status: 502,
-        json: {
-          error: 'HUBTEL_TUNNEL_NOT_ATTACHED',
-          message: 'No app is attached to the sandbox tunnel: call sandbox.attach(app) after app.listen()',
-        },
-      };
+    if (!origin) {
+      const message = 'No app is attached to the sandbox tunnel: call sandbox.attach(app) after app.listen()';
+      return { status: 502, json: { error: 'HUBTEL_TUNNEL_NOT_ATTACHED', message } };
+    }
     const rest = ctx.path.slice(TEST_SANDBOX_TUNNEL_PATH.length) || '/';
     const query = ctx.query.toString();
     const body = await ctx.body();

@@ -5,7 +5,7 @@ import { HubtelApiError, HubtelNetworkError, tryNormalizeMsisdn } from '#light/c
 import type { ServiceAppChannel } from '#internal';
 import type { RecordServicePaymentOptions } from 'nestjs-hubtel/sandbox';
 import { request } from '../testing.http.js';
-import { CliUsageError } from '#light/sandbox';
+import { CliUsageError, jsonOrText } from '#light/sandbox';
 
 /** Where a command reads and writes (process streams, or in-memory streams in tests). */
 export interface CliStreams {
@@ -190,11 +190,7 @@ export async function callSandbox(
     });
   }
   const ok = answer.status >= 200 && answer.status < 300;
-  try {
-    return { status: answer.status, ok, body: JSON.parse(answer.text) };
-  } catch {
-    return { status: answer.status, ok, body: answer.text };
-  }
+  return { status: answer.status, ok, body: jsonOrText(answer.text) };
 }
 
 /** The sandbox's refusal, with the reason it gave. */

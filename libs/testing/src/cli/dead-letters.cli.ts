@@ -245,13 +245,12 @@ const DEFAULT_BULLMQ_PREFIX = '{hubtel}:bull';
 function describeList(letters: DeadLetter[], module: string, p: ReturnType<typeof painter>): string {
   if (letters.length === 0) return `No dead letters in the ${module} module.`;
   const lines = [`${letters.length} dead letter${letters.length === 1 ? '' : 's'} in the ${module} module:`];
-  for (const letter of letters) {
+  for (const letter of letters)
     lines.push(
       `${p(letter.id, 'bold')}  ${letter.attempts} attempt(s), dead since ${letter.deadAt.toISOString()}`,
       `    last error: ${letter.lastError ?? '(none recorded)'}`,
       `    succeeded (not run again): ${letter.succeededHandlers.join(', ') || 'none'}`,
     );
-  }
   lines.push('', `Replay one: hubtel-trigger dead-letters replay <id> --redis-url <url> --module ${module}`);
   return lines.join('\n');
 }

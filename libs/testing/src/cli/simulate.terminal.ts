@@ -160,8 +160,7 @@ export class TerminalSimulator {
       return line;
     };
     let response = await session.start();
-    // USSD: `Message` only, input sent as typed (the service maps an option's number), the cart a
-    // `Release` with an `Item`.
+    // USSD: `Message` only, input sent as typed, the cart a `Release` with an `Item`.
     const ussd = session.channel === 'ussd';
     for (;;) {
       const type = String(response.Type ?? '').toLowerCase();

@@ -58,8 +58,7 @@ async function sendTrigger(
 
 /** The `hubtel-trigger` command; resolves with its exit code. */
 export async function runTriggerCli(argv: string[], io: CliStreams): Promise<number> {
-  // The operator's side: dead letters of an app on Redis (see dead-letters.cli.ts), with Nest: loaded
-  // only for it, so the other commands start without it.
+  // dead-letters needs Nest and Redis: imported only for it, so the other commands start without them.
   if (argv[0] === 'dead-letters')
     return (await import('./dead-letters.cli.js')).runDeadLettersCli(argv.slice(1), io);
   const options = parseOrExit('hubtel-trigger', TRIGGER_CLI_USAGE, io, () => parseTriggerCliArgs(argv));
