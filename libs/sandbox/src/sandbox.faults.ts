@@ -93,9 +93,10 @@ class Fault<S extends { times?: number }> implements FaultHandle<S> {
     this.remaining = spec.times ?? Infinity;
     list.push(this);
   }
-  consume(): void {
+  consume(): this {
     this.hits++;
     if (--this.remaining <= 0) this.remove();
+    return this;
   }
   remove(): void {
     const i = this.list.indexOf(this);
@@ -129,16 +130,12 @@ export class SandboxFaults {
 
   /** @internal Finds and consumes the fault for an inbound request. */
   takeInbound(info: InboundRequestInfo): FaultHandle<InboundFaultSpec> | undefined {
-    const fault = this.inbound.find((f) => matchesInbound(f.spec, info));
-    fault?.consume();
-    return fault;
+    return this.inbound.find((f) => matchesInbound(f.spec, info))?.consume();
   }
 
   /** @internal Finds and consumes the fault for an outbound callback. */
   takeCallback(info: CallbackInfo): FaultHandle<CallbackFaultSpec> | undefined {
-    const fault = this.outbound.find((f) => matchesCallback(f.spec.match, info));
-    fault?.consume();
-    return fault;
+    return this.outbound.find((f) => matchesCallback(f.spec.match, info))?.consume();
   }
 }
 

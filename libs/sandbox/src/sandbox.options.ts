@@ -110,11 +110,8 @@ function resolveAccounts(
         `${prefix}.name`,
         `"${a.name}" is reserved for the top-level options' account`,
       );
-    const keys = (kind: 'api' | 'sms') => ({
-      ...(a.credentials?.[kind] ?? {
-        clientId: `sandbox-${a.name}-${kind}`,
-        clientSecret: `sandbox-${a.name}-${kind}-secret`,
-      }),
+    const keys = (kind: 'api' | 'sms', id = `sandbox-${a.name}-${kind}`) => ({
+      ...(a.credentials?.[kind] ?? { clientId: id, clientSecret: `${id}-secret` }),
     });
     const callback = a.credentials?.callback;
     const account: SandboxAccount = {

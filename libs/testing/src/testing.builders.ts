@@ -91,10 +91,8 @@ function nonEmptyString(value: unknown): value is string {
 }
 
 function fail(what: string, issues: ValidationIssue[]): never {
-  throw new HubtelValidationError(
-    `${what}: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
-    issues,
-  );
+  const detail = issues.map((i) => `${i.field} ${i.message}`).join('; ');
+  throw new HubtelValidationError(`${what}: ${detail}`, issues);
 }
 
 /**
