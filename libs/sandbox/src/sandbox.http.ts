@@ -150,12 +150,7 @@ export async function requestOnce(
   method: string,
   url: string,
   body: string | Buffer,
-  options: {
-    headers?: OutgoingHttpHeaders;
-    timeoutMs: number;
-    signal?: AbortSignal;
-    keepBytes?: number;
-  },
+  options: { headers?: OutgoingHttpHeaders; timeoutMs: number; signal?: AbortSignal; keepBytes?: number },
 ): Promise<OutboundResult> {
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 100) / 100;

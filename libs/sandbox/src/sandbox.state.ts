@@ -143,13 +143,9 @@ export class SandboxState {
   /** Sends a callback through the callback faults; every copy (a dropped one too) is a recorded delivery. */
   dispatch(cb: OutboundCallback): DispatchResult {
     const spec = cb.fault ?? this.faults.takeCallback(cb)?.spec;
-    let body: unknown = cb.body;
-    const applied: string[] = [];
-    if (spec) {
-      const tampered = tamperBody(cb.kind, cb.body, spec, hexId);
-      body = tampered.body;
-      applied.push(...tampered.applied);
-    }
+    const { body, applied } = spec
+      ? tamperBody(cb.kind, cb.body, spec, hexId)
+      : { body: cb.body as unknown, applied: [] as string[] };
     if (spec?.drop) {
       const dropped = this.newDelivery(cb, body, {
         state: 'dropped',

@@ -25,10 +25,8 @@ export function reasonOf(body: unknown): string | undefined {
   const list = [b.errors, b.Errors].find(Array.isArray) as unknown[] | undefined;
   const details: string[] = [];
   for (const entry of list ?? []) {
-    const { field, message: text } = (typeof entry === 'string' ? { message: entry } : (entry ?? {})) as {
-      field?: unknown;
-      message?: unknown;
-    };
+    const e = (typeof entry === 'string' ? { message: entry } : (entry ?? {})) as Record<string, unknown>;
+    const { field, message: text } = e;
     // A message that already says it (the sandbox's DTO answers list their issues in it) is enough.
     if (typeof text !== 'string' || text === '' || message?.includes(text)) continue;
     details.push(typeof field === 'string' && field !== '' ? `${field} ${text}` : text);

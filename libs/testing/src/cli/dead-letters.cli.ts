@@ -179,12 +179,8 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
     io.stderr.write(`hubtel-trigger: ${(error as Error).message}\n`);
     return error instanceof CliUsageError ? EXIT.usage : EXIT.network;
   };
-  let store: RedisStore;
-  try {
-    store = await openRedis(options);
-  } catch (error) {
-    return fail(error);
-  }
+  const store = await openRedis(options).catch(fail);
+  if (typeof store === 'number') return store;
   let runner: BullmqJobRunner | undefined;
   try {
     if (options.action === 'list') {
@@ -193,11 +189,9 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
       return EXIT.ok;
     }
     const id = options.id!;
-    try {
-      runner = await openRunner(options, io);
-    } catch (error) {
-      return fail(error);
-    }
+    const opened = await openRunner(options, io).catch(fail);
+    if (typeof opened === 'number') return opened;
+    runner = opened;
     await requeueDeadLetter(store, options.module, id, { ttlMs: DEFAULT_JOB_RECORD_TTL_MS, runner });
     if (!options.wait) {
       out(

@@ -222,10 +222,8 @@ export class TerminalSimulator {
 /** The user's answer to a select prompt as the platform sends it: the `Value` of option N, a `Value` typed as is, or the raw text. */
 export function toOptionValue(answer: string, options: ServiceFlowOption[]): string {
   const trimmed = answer.trim();
-  if (/^\d+$/.test(trimmed)) {
-    const n = Number(trimmed);
-    if (n >= 1 && n <= options.length) return options[n - 1]!.Value;
-  }
+  const n = /^\d+$/.test(trimmed) ? Number(trimmed) : 0;
+  if (n >= 1 && n <= options.length) return options[n - 1]!.Value;
   const byValue =
     options.find((o) => o.Value === trimmed) ??
     options.find((o) => o.Value.toLowerCase() === trimmed.toLowerCase());
