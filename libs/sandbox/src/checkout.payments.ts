@@ -83,8 +83,7 @@ export async function payInvoice(
   const fault: CallbackFaultSpec | undefined = options.deliver === false ? { drop: true } : options.fault;
   requireOpen(invoice, 'paid');
   const phone = payerPhone(state, invoice, options.phone);
-  const network = ghanaNetwork(phone);
-  const channel = options.channel ?? network.channel;
+  const channel = options.channel ?? ghanaNetwork(phone).channel;
   const hostile =
     state.options.checkout.rejectSpecialCharacters && PROCESSOR_HOSTILE.test(invoice.description);
   const outcome = options.outcome !== 'failed' && !hostile ? 'paid' : 'failed';

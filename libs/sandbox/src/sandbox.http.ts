@@ -34,8 +34,7 @@ export function round2(value: number): number {
 /** The platform's lenient reading of a recipient (`+233…`, `0241234567`), as digits only. */
 export function platformMsisdn(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
-  const s = value.replace(/[\s-]/g, '');
-  const m = /^\+?(\d{9,15})$/.exec(s);
+  const m = /^\+?(\d{9,15})$/.exec(value.replace(/[\s-]/g, ''));
   if (!m) return undefined;
   const digits = m[1]!;
   if (/^0\d{9}$/.test(digits)) return `233${digits.slice(1)}`;

@@ -87,10 +87,8 @@ export function endpointUrl(target: string | URL, path?: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new HubtelConfigError('target', `must be an http(s) URL, got ${url.protocol}`);
-  if ((url.pathname === '/' || url.pathname === '') && path) {
-    const p = path.startsWith('/') ? path : `/${path}`;
-    return `${url.origin}${p}${url.search}`;
-  }
+  if ((url.pathname === '/' || url.pathname === '') && path)
+    return `${url.origin}${path.startsWith('/') ? '' : '/'}${path}${url.search}`;
   return url.href;
 }
 

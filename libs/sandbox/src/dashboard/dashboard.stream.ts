@@ -139,8 +139,7 @@ class DashboardClient {
 
   queue(kind: SandboxRecordKind, record: unknown): void {
     // Records are live objects: keep the reference and serialise at flush time (latest state wins).
-    const key = `${kind}:${idOf(kind, record)}`;
-    this.pending.set(key, { kind, record });
+    this.pending.set(`${kind}:${idOf(kind, record)}`, { kind, record });
     this.schedule();
   }
 
