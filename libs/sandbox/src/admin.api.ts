@@ -12,11 +12,8 @@ import type { SandboxReply, SandboxRequestContext } from './sandbox.route-types.
 import type { SandboxAccountFilter } from './sandbox.option-types.js';
 import type { HubtelSandbox } from './sandbox.server.js';
 
-/*
- * The sandbox's JSON API under /_sandbox, for tools in another process. Every POST needs
- * `Content-Type: application/json` (415 otherwise): another site's page cannot send one without a
- * CORS preflight, which the sandbox never grants.
- */
+// The sandbox's JSON API under /_sandbox, for tools in another process. Every POST needs JSON (415
+// else): another site's page cannot send it without a CORS preflight, which the sandbox never grants.
 
 /** The DTO's nulls (a JSON body's "not given") as absent fields. */
 function withoutNulls<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K], null> } {
@@ -89,8 +86,7 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
   };
   const get = (path: string, read: (ctx: SandboxRequestContext) => unknown) =>
     router.add('GET', path, 'admin', (ctx) => answer(() => read(ctx)));
-  // Not JSON: a 415 before anything is read or changed. Then the body is read first: an oversized
-  // one is a 413 before anything changes.
+  // Not JSON is a 415, then an oversized body a 413, both before anything is read or changed.
   const post = (path: string, run: (ctx: SandboxRequestContext) => unknown) =>
     router.add('POST', path, 'admin', async (ctx) => {
       const type = ctx.req.headers['content-type'];

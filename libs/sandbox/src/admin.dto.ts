@@ -9,6 +9,7 @@ import type { SandboxChargeBearer } from './sandbox.option-types.js';
 // What a payment may say, as rules: the public methods check their options by them (and the types
 // extend them), the admin API its JSON bodies (unknown fields refused; null reads as "not given").
 
+const CURRENCY_MESSAGE = 'currency must be a three-letter currency code (GHS)';
 const notBlank = (field: string) =>
   HubtelOption({ is: rules(IsString(), Matches(/\S/, { message: `${field} must not be blank` })) });
 
@@ -48,12 +49,7 @@ export class SandboxPaymentMoneyDto {
   chargeBearer?: SandboxChargeBearer;
 
   /** Currency the platform reports. Default `GHS`. */
-  @HubtelOption({
-    is: rules(
-      IsString(),
-      Matches(/^[A-Z]{3}$/, { message: 'currency must be a three-letter currency code (GHS)' }),
-    ),
-  })
+  @HubtelOption({ is: rules(IsString(), Matches(/^[A-Z]{3}$/, { message: CURRENCY_MESSAGE })) })
   currency?: string;
 }
 

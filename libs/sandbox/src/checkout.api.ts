@@ -33,29 +33,25 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
     if (!owner) return wrongKeys('checkout');
     const b = await ctx.jsonObject();
     const errors: FieldError[] = [];
-    if (typeof b.totalAmount !== 'number' || !Number.isFinite(b.totalAmount)) {
+    if (typeof b.totalAmount !== 'number' || !Number.isFinite(b.totalAmount))
       errors.push({ field: 'totalAmount', message: 'totalAmount is required and must be a number' });
-    } else if (b.totalAmount <= 0) {
+    else if (b.totalAmount <= 0)
       errors.push({ field: 'totalAmount', message: 'totalAmount must be greater than 0' });
-    }
     if (typeof b.description !== 'string' || b.description.trim() === '')
       errors.push({ field: 'description', message: 'description is required' });
-    for (const field of URL_FIELDS) {
+    for (const field of URL_FIELDS)
       if (!isHttpUrl(b[field]))
         errors.push({ field, message: `${field} is required and must be an absolute http(s) URL` });
-    }
     const ref = b.clientReference;
-    if (typeof ref !== 'string' || ref.trim() === '') {
+    if (typeof ref !== 'string' || ref.trim() === '')
       errors.push({ field: 'clientReference', message: 'clientReference is required' });
-    } else if (ref.length > 32) {
+    else if (ref.length > 32)
       errors.push({ field: 'clientReference', message: 'clientReference must be at most 32 characters' });
-    } else if (state.invoices.has(`ref:${ref}`)) {
+    else if (state.invoices.has(`ref:${ref}`))
       errors.push({ field: 'clientReference', message: 'clientReference has already been used' });
-    }
-    for (const field of OPTIONAL_STRINGS) {
+    for (const field of OPTIONAL_STRINGS)
       if (b[field] !== undefined && b[field] !== null && typeof b[field] !== 'string')
         errors.push({ field, message: `${field} must be a string` });
-    }
     const payeePhone = b.PayeeMobileNumber;
     if (typeof payeePhone === 'string' && payeePhone !== '' && !platformMsisdn(payeePhone))
       errors.push({ field: 'PayeeMobileNumber', message: 'PayeeMobileNumber is not a valid phone number' });

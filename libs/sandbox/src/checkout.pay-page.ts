@@ -1,10 +1,8 @@
 import { MOBILE_MONEY_CHANNELS, escapeHtml, ghanaNetwork, platformMsisdn } from './sandbox.http.js';
 import type { SandboxInvoice } from './sandbox.types.js';
 
-/*
- * The hosted payment page (`checkoutUrl`): one self-contained document, no scripts, no external
- * assets (offline, under a strict CSP). Its `id`/`data-testid` hooks are stable for browser tests.
- */
+// The hosted payment page (`checkoutUrl`): one self-contained document, no scripts, no external assets
+// (offline, under a strict CSP). Its `id`/`data-testid` hooks are stable for browser tests.
 
 export interface PayPageOptions {
   merchantName: string;

@@ -46,7 +46,6 @@ export function requireInvoice(state: SandboxState, checkoutIdOrReference: strin
   return invoice;
 }
 
-/** A paid or cancelled invoice can no longer be paid or cancelled. */
 function requireOpen(invoice: SandboxInvoice, action: 'paid' | 'cancelled'): void {
   if (invoice.state === 'paid' || invoice.state === 'cancelled')
     throw new SandboxStateError(
@@ -68,7 +67,6 @@ function payerPhone(state: SandboxState, invoice: SandboxInvoice, phone: string 
   );
 }
 
-/** Pays (or fails) an invoice as the hosted page would; resolves once its callback was answered. */
 export async function payInvoice(
   state: SandboxState,
   invoice: SandboxInvoice,
@@ -85,8 +83,7 @@ export async function payInvoice(
   const fault: CallbackFaultSpec | undefined = options.deliver === false ? { drop: true } : options.fault;
   requireOpen(invoice, 'paid');
   const phone = payerPhone(state, invoice, options.phone);
-  const network = ghanaNetwork(phone);
-  const channel = options.channel ?? network.channel;
+  const channel = options.channel ?? ghanaNetwork(phone).channel;
   const hostile =
     state.options.checkout.rejectSpecialCharacters && PROCESSOR_HOSTILE.test(invoice.description);
   const outcome = options.outcome !== 'failed' && !hostile ? 'paid' : 'failed';
@@ -97,14 +94,8 @@ export async function payInvoice(
   invoice.customerPhoneNumber = phone;
   invoice.channel = channel;
   invoice.updatedAt = now;
-  invoice.attempts.push({
-    outcome,
-    at: now,
-    phone,
-    channel,
-    responseCode: outcome === 'paid' ? '0000' : '2001',
-    description,
-  });
+  const responseCode = outcome === 'paid' ? '0000' : '2001';
+  invoice.attempts.push({ outcome, at: now, phone, channel, responseCode, description });
   if (outcome === 'paid') {
     invoice.state = 'paid';
     invoice.paidAt = now;
@@ -122,7 +113,7 @@ export async function payInvoice(
   state.options.logger?.debug?.(`Invoice ${invoice.clientReference} ${outcome} by ${maskMsisdn(phone)}`);
 
   const body: CheckoutCallbackBody = {
-    ResponseCode: outcome === 'paid' ? '0000' : '2001',
+    ResponseCode: responseCode,
     Status: outcome === 'paid' ? 'Success' : 'Failed',
     Data: {
       CheckoutId: invoice.checkoutId,
@@ -151,7 +142,6 @@ export async function payInvoice(
   return { invoice, outcome, deliveries };
 }
 
-/** The payer cancels on the hosted page: no callback (the platform sends none), invoice `cancelled`. */
 export function cancelInvoice(state: SandboxState, invoice: SandboxInvoice): SandboxInvoice {
   requireOpen(invoice, 'cancelled');
   invoice.state = 'cancelled';
@@ -160,7 +150,6 @@ export function cancelInvoice(state: SandboxState, invoice: SandboxInvoice): San
   return invoice;
 }
 
-/** Marks a paid invoice refunded (the status check then answers `Refunded`). */
 export function refundInvoice(state: SandboxState, invoice: SandboxInvoice): SandboxInvoice {
   if (invoice.state !== 'paid')
     throw new SandboxStateError(
@@ -173,7 +162,6 @@ export function refundInvoice(state: SandboxState, invoice: SandboxInvoice): San
   return invoice;
 }
 
-/** The `data` of a status-check answer. */
 export function invoiceStatusData(invoice: SandboxInvoice): Record<string, unknown> {
   const paid = invoice.state === 'paid';
   return {

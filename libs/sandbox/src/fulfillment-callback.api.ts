@@ -5,20 +5,17 @@ import type { SandboxState } from './sandbox.state.js';
 import type { SandboxFulfillmentCallback } from './sandbox.types.js';
 import type { SandboxReply } from './sandbox.route-types.js';
 
-/*
- * The platform's fulfillment-callback receiver (`POST /callback`). The contract shows no auth, so
- * none is asked unless an account has callback credentials. A callback for an order the driver
- * did not pay is still recorded, with `matched: false`.
- */
+// The platform's fulfillment-callback receiver (`POST /callback`). The contract shows no auth, so none is
+// asked unless an account has callback credentials. A callback for an order the driver did not pay is
+// still recorded, with `matched: false`.
 
 export function registerFulfillmentCallbackApi(router: SandboxRouter, state: SandboxState): void {
   router.add('POST', '/callback', 'callback', async (ctx) => {
     const b = await ctx.jsonObject();
     const errors: FieldError[] = [];
-    for (const field of ['SessionId', 'OrderId', 'ServiceStatus'] as const) {
+    for (const field of ['SessionId', 'OrderId', 'ServiceStatus'] as const)
       if (typeof b[field] !== 'string' || (b[field] as string).trim() === '')
         errors.push({ field, message: `${field} is required` });
-    }
     if (errors.length > 0) return apiErrorReply('callback', 400, { message: 'Validation error', errors });
 
     const sessionId = b.SessionId as string;

@@ -3,7 +3,6 @@ import { round2 } from './sandbox.http.js';
 import type { SandboxState } from './sandbox.state.js';
 import type { SandboxServiceOrder } from './sandbox.types.js';
 
-/** What a payment may say about its money: a test plays a mismatched payment. */
 export interface SandboxChargeOptions extends SandboxPaymentMoneyDto {}
 
 /** The platform's figures for a payment of `price` (options checked): a fee of `chargeRate`, deducted or added per bearer. */

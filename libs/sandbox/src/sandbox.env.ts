@@ -8,10 +8,7 @@ export interface SandboxEnvOptions {
   accounts?: readonly string[];
 }
 
-/**
- * The `HUBTEL_*` variables that point an app at this sandbox, as the modules' env pickers read
- * them. A name the sandbox does not serve throws a SandboxNotFoundError.
- */
+/** The `HUBTEL_*` variables that point an app at this sandbox; an unknown account is a SandboxNotFoundError. */
 export function sandboxEnv(sandbox: HubtelSandbox, options: SandboxEnvOptions = {}): Record<string, string> {
   const names = [...new Set(options.accounts ?? [HUBTEL_DEFAULT_ACCOUNT])];
   const accounts = names.map((name) => sandbox.account(name));

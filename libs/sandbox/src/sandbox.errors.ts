@@ -38,10 +38,8 @@ export function invalidArgument(
 
 /** Every issue of one checked input, listed in the message (`Invalid callback fault: ...`). */
 export function invalidInput(what: string, issues: ValidationIssue[]): HubtelValidationError {
-  return new HubtelValidationError(
-    `Invalid ${what}: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
-    issues,
-  );
+  const detail = issues.map((i) => `${i.field} ${i.message}`).join('; ');
+  return new HubtelValidationError(`Invalid ${what}: ${detail}`, issues);
 }
 
 // Error bodies per face of the platform (the contract shows none; these follow the platform facts).

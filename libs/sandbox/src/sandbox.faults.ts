@@ -20,7 +20,6 @@ export interface InboundFaultSpec {
   };
   /** How many matching requests it hits; unlimited (until removed or cleared) when omitted. */
   times?: number;
-  /** Wait this long before answering. */
   delayMs?: number;
   /** Answer with this status (a 5xx usually; any 100-599). */
   status?: number;
@@ -79,7 +78,6 @@ export interface FaultHandle<S> {
   readonly hits: number;
   /** Hits left (Infinity when unlimited). */
   readonly remaining: number;
-  /** Stops it from hitting anything more. */
   remove(): void;
 }
 
@@ -95,9 +93,10 @@ class Fault<S extends { times?: number }> implements FaultHandle<S> {
     this.remaining = spec.times ?? Infinity;
     list.push(this);
   }
-  consume(): void {
+  consume(): this {
     this.hits++;
     if (--this.remaining <= 0) this.remove();
+    return this;
   }
   remove(): void {
     const i = this.list.indexOf(this);
@@ -114,13 +113,11 @@ export class SandboxFaults {
   private readonly outbound: Fault<CallbackFaultSpec>[] = [];
   private seq = 0;
 
-  /** Adds a fault on requests the sandbox receives. */
   add(spec: InboundFaultSpec): FaultHandle<InboundFaultSpec> {
     validateInbound(spec);
     return new Fault(`fault-${++this.seq}`, spec, this.inbound);
   }
 
-  /** Adds a fault on callbacks the sandbox sends. */
   addCallback(spec: CallbackFaultSpec): FaultHandle<CallbackFaultSpec> {
     validateCallback(spec, 'spec');
     return new Fault(`callback-fault-${++this.seq}`, spec, this.outbound);
@@ -133,16 +130,12 @@ export class SandboxFaults {
 
   /** @internal Finds and consumes the fault for an inbound request. */
   takeInbound(info: InboundRequestInfo): FaultHandle<InboundFaultSpec> | undefined {
-    const fault = this.inbound.find((f) => matchesInbound(f.spec, info));
-    fault?.consume();
-    return fault;
+    return this.inbound.find((f) => matchesInbound(f.spec, info))?.consume();
   }
 
   /** @internal Finds and consumes the fault for an outbound callback. */
   takeCallback(info: CallbackInfo): FaultHandle<CallbackFaultSpec> | undefined {
-    const fault = this.outbound.find((f) => matchesCallback(f.spec.match, info));
-    fault?.consume();
-    return fault;
+    return this.outbound.find((f) => matchesCallback(f.spec.match, info))?.consume();
   }
 }
 

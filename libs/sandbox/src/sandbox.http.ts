@@ -34,8 +34,7 @@ export function round2(value: number): number {
 /** The platform's lenient reading of a recipient (`+233…`, `0241234567`), as digits only. */
 export function platformMsisdn(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
-  const s = value.replace(/[\s-]/g, '');
-  const m = /^\+?(\d{9,15})$/.exec(s);
+  const m = /^\+?(\d{9,15})$/.exec(value.replace(/[\s-]/g, ''));
   if (!m) return undefined;
   const digits = m[1]!;
   if (/^0\d{9}$/.test(digits)) return `233${digits.slice(1)}`;
@@ -150,12 +149,7 @@ export async function requestOnce(
   method: string,
   url: string,
   body: string | Buffer,
-  options: {
-    headers?: OutgoingHttpHeaders;
-    timeoutMs: number;
-    signal?: AbortSignal;
-    keepBytes?: number;
-  },
+  options: { headers?: OutgoingHttpHeaders; timeoutMs: number; signal?: AbortSignal; keepBytes?: number },
 ): Promise<OutboundResult> {
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
@@ -209,9 +203,18 @@ export async function requestOnce(
 }
 
 /** decodeURIComponent, or the text as written when it holds a malformed escape. */
-function decodeLoosely(text: string): string {
+export function decodeLoosely(text: string): string {
   try {
     return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The text parsed as JSON, or the text itself when it is not JSON. */
+export function jsonOrText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
   } catch {
     return text;
   }

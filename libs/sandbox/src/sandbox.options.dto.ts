@@ -31,13 +31,10 @@ export class SandboxCredentialsDto {
   callback?: SandboxCredentialPairDto;
 }
 
-const POS_SALES_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const POS_SALES_ID_ERROR = { message: 'posSalesId must be 1-64 letters, digits, "-" or "_"' };
 const IsPosSalesId = (fallback?: string) =>
   HubtelOption({
-    is: rules(
-      IsString(),
-      Matches(POS_SALES_ID, { message: 'posSalesId must be 1-64 letters, digits, "-" or "_"' }),
-    ),
+    is: rules(IsString(), Matches(/^[A-Za-z0-9_-]{1,64}$/, POS_SALES_ID_ERROR)),
     default: fallback,
   });
 const IsMerchantName = (fallback?: string) =>

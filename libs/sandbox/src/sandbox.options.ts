@@ -69,10 +69,7 @@ function senderIdList(value: unknown, option: string, maxLength: number): string
   return [...new Set(value as string[])];
 }
 
-/**
- * The default account, then each of `accounts` with its defaults. What two accounts would share is
- * refused: a name (also as an env variable prefix), a POS Sales ID, a key or a sender id.
- */
+/** The default account, then each of `accounts` with its defaults; what two would share is refused. */
 function resolveAccounts(
   value: unknown,
   defaultAccount: SandboxAccount,
@@ -113,11 +110,8 @@ function resolveAccounts(
         `${prefix}.name`,
         `"${a.name}" is reserved for the top-level options' account`,
       );
-    const keys = (kind: 'api' | 'sms') => ({
-      ...(a.credentials?.[kind] ?? {
-        clientId: `sandbox-${a.name}-${kind}`,
-        clientSecret: `sandbox-${a.name}-${kind}-secret`,
-      }),
+    const keys = (kind: 'api' | 'sms', id = `sandbox-${a.name}-${kind}`) => ({
+      ...(a.credentials?.[kind] ?? { clientId: id, clientSecret: `${id}-secret` }),
     });
     const callback = a.credentials?.callback;
     const account: SandboxAccount = {

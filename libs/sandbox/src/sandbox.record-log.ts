@@ -92,10 +92,8 @@ export class RecordLog<T extends object> {
   }
 
   private forget(record: T): void {
-    for (const key of this.keys.get(record) ?? []) {
-      // A key may have been re-pointed to a newer record; only drop it when it is still ours.
-      if (this.index.get(key) === record) this.index.delete(key);
-    }
+    // A key may have been re-pointed to a newer record; only drop it when it is still ours.
+    for (const key of this.keys.get(record) ?? []) if (this.index.get(key) === record) this.index.delete(key);
     this.keys.delete(record);
   }
 }

@@ -86,11 +86,9 @@ export class SandboxRecords extends EventEmitter<SandboxEventMap> {
   ): SandboxDelivery[] {
     if (!filter) return this.state.deliveries.values();
     if (filter.account !== undefined) this.state.accounts.require(filter.account);
-    const entries = Object.entries(filter).filter(([, v]) => v !== undefined) as [
-      keyof SandboxDelivery,
-      unknown,
-    ][];
-    return this.state.deliveries.filter((d) => entries.every(([k, v]) => d[k] === v));
+    return this.state.deliveries.filter((d) =>
+      Object.entries(filter).every(([k, v]) => v === undefined || d[k as keyof SandboxDelivery] === v),
+    );
   }
 
   delivery(id: string): SandboxDelivery | undefined {
@@ -131,7 +129,7 @@ export class SandboxRecords extends EventEmitter<SandboxEventMap> {
     };
   }
 
-  /** The newest record of `kind` that matches, or the first to come (re-tested on every change). */
+  /** The newest record of `kind` that matches, or the first to come (re-tested on every change, so "a delivery that completed" works). */
   waitFor<K extends SandboxRecordKind>(
     kind: K,
     predicate?: (record: SandboxRecordMap[K]) => boolean,

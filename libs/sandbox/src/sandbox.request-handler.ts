@@ -102,10 +102,7 @@ async function applyInboundFault(
   }
   await ctx.body().catch(() => undefined);
   if (spec.timeout) return undefined; // never answered; stop() closes the connection
-  if (spec.dropConnection) {
-    ctx.req.socket.destroy();
-    return undefined;
-  }
+  if (spec.dropConnection) return void ctx.req.socket.destroy();
   if (spec.html)
     return { status: spec.status ?? 403, headers: { ...spec.headers }, html: forbiddenHtmlPage() };
   const status = spec.status!;

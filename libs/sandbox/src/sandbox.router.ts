@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { HubtelValidationError } from 'nestjs-hubtel';
 import { apiErrorReply, notJsonReply, SandboxHttpError } from './sandbox.errors.js';
+import { decodeLoosely } from './sandbox.http.js';
 import type { SandboxApi, SandboxRequestContext, SandboxRouteHandler } from './sandbox.route-types.js';
 
 interface Route {
@@ -62,15 +63,7 @@ export class SandboxRouter {
         api ??= route.api;
         continue;
       }
-      const params: Record<string, string> = {};
-      route.keys.forEach((key, i) => {
-        const raw = m[i + 1] ?? '';
-        try {
-          params[key] = decodeURIComponent(raw);
-        } catch {
-          params[key] = raw;
-        }
-      });
+      const params = Object.fromEntries(route.keys.map((key, i) => [key, decodeLoosely(m[i + 1] ?? '')]));
       return { kind: 'found', api: route.api, route, params };
     }
     if (api) return { kind: 'method-not-allowed', api, allowed: [...new Set(allowed)] };

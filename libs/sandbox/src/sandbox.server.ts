@@ -50,7 +50,6 @@ import type {
  * errors are logged, never thrown into the request that caused them.
  */
 export class HubtelSandbox extends SandboxRecords {
-  /** Creates a sandbox and starts listening. */
   static async start(options: HubtelSandboxOptions = {}): Promise<HubtelSandbox> {
     return new HubtelSandbox(options).listen();
   }
@@ -185,7 +184,7 @@ export class HubtelSandbox extends SandboxRecords {
     return payInvoice(this.state, requireInvoice(this.state, checkoutIdOrReference), options);
   }
 
-  /** Cancels an invoice as the payer would: no callback. */
+  /** Cancels an invoice as the payer would on the hosted page: no callback (the platform sends none). */
   cancel(checkoutIdOrReference: string): SandboxInvoice {
     return cancelInvoice(this.state, requireInvoice(this.state, checkoutIdOrReference));
   }
@@ -202,7 +201,7 @@ export class HubtelSandbox extends SandboxRecords {
     return this.state.redeliver(original);
   }
 
-  /** Records a session's payment, sending nothing: the status check then confirms it. */
+  /** Records a session's payment, sending nothing: the status check (by SessionId) then answers Paid. */
   recordServicePayment(sessionId: string, options: RecordServicePaymentOptions = {}): SandboxSession {
     return recordServicePayment(this.state, sessionId, options);
   }

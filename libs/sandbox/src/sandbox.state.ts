@@ -106,7 +106,6 @@ export class SandboxState {
     return p;
   }
 
-  /** Resolves once no callback is being sent or waiting for its delay. */
   async settled(): Promise<void> {
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
   }
@@ -141,19 +140,12 @@ export class SandboxState {
     return delivery;
   }
 
-  /**
-   * Sends a callback as the platform would, through the callback faults: dropped, duplicated,
-   * delayed or tampered with. Every copy (a dropped one too) is a recorded delivery.
-   */
+  /** Sends a callback through the callback faults; every copy (a dropped one too) is a recorded delivery. */
   dispatch(cb: OutboundCallback): DispatchResult {
     const spec = cb.fault ?? this.faults.takeCallback(cb)?.spec;
-    let body: unknown = cb.body;
-    const applied: string[] = [];
-    if (spec) {
-      const tampered = tamperBody(cb.kind, cb.body, spec, hexId);
-      body = tampered.body;
-      applied.push(...tampered.applied);
-    }
+    const { body, applied } = spec
+      ? tamperBody(cb.kind, cb.body, spec, hexId)
+      : { body: cb.body as unknown, applied: [] as string[] };
     if (spec?.drop) {
       const dropped = this.newDelivery(cb, body, {
         state: 'dropped',
@@ -196,7 +188,6 @@ export class SandboxState {
     return { deliveries, sent: Promise.resolve() };
   }
 
-  /** Sends a recorded delivery again, as it was (no fault applies to a re-send). */
   async redeliver(original: SandboxDelivery): Promise<SandboxDelivery> {
     const cb = { ...original, body: original.body as Record<string, unknown> };
     const delivery = this.newDelivery(cb, structuredClone(original.body), { redeliveryOf: original.id });
@@ -248,10 +239,6 @@ export class SandboxState {
     this.emit('delivery', delivery);
   }
 
-  /**
-   * The first record of `kind` (already there, or to come) that satisfies `predicate`. Records
-   * are re-tested on every update, so waiting for "a delivery to x that completed" works.
-   */
   async waitFor<K extends SandboxRecordKind>(
     kind: K,
     predicate: (record: SandboxRecordMap[K]) => boolean = () => true,
@@ -292,7 +279,6 @@ export class SandboxState {
     this.batchIdsKept = 0;
   }
 
-  /** Stops (delayed callbacks are recorded as not sent, delayed answers never come) and fails every pending wait. */
   shutdown(): void {
     this.stopped = true;
     this.outbound.abort();

@@ -90,7 +90,6 @@ export interface SandboxInvoice {
   currency: string;
   refunded: boolean;
   attempts: SandboxPaymentAttempt[];
-  /** Ids of the callback deliveries made for this invoice. */
   deliveryIds: string[];
   /** The request body as received (unknown fields included). */
   request: Record<string, unknown>;

@@ -49,9 +49,8 @@ export function checkServiceFlowResponse(response: unknown, sessionId: string): 
           if (!o || mistyped(o, { Display: 'string', Value: 'string', Amount: 'number' }).length > 0)
             issues.push(`Data[${i}] must be {Display: string, Value: string, Amount: number}`);
         });
-    } else if (dataType === 'input' && 'Data' in r && r.Data !== null) {
+    } else if (dataType === 'input' && 'Data' in r && r.Data !== null)
       issues.push('Data must be null on an input prompt');
-    }
   }
   return issues;
 }

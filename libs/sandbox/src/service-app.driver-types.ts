@@ -13,10 +13,9 @@ export interface ServiceAppDriverOptions {
   /** `Operator`: the user's channel (`mtn`, `vodafone`, `Hubtel-Android`, ...). Default `mtn`. */
   operator?: string;
   /**
-   * `ussd` plays a USSD phone (`Message` only, measured against the screen size; `choose()` types
-   * menu numbers; a `Release` with an `Item` is the cart); `app` plays the Hubtel app. Default: by
-   * the platform's rule (`ussd` for a telco operator). `ussd` for another operator sends
-   * `Platform: 'USSD'`.
+   * `ussd` plays a USSD phone (`Message` only, measured against the screen size; `choose()` types menu
+   * numbers; a `Release` with an `Item` is the cart); `app` plays the Hubtel app. Default: by the platform's
+   * rule (`ussd` for a telco operator). `ussd` for another operator sends `Platform: 'USSD'`.
    */
   channel?: ServiceAppChannel;
   /** USSD screen sizes: `screenSize` (GSM-7, default 182) and `unicodeScreenSize` (default 70). */

@@ -49,10 +49,8 @@ export class SandboxServiceSession {
     const mobile = options.mobile ?? '233241234567';
     if (!platformMsisdn(mobile))
       throw invalidArgument('mobile', 'must be a phone number with its country code');
-    const detected = serviceAppChannel({
-      Operator: options.operator ?? 'mtn',
-      Platform: options.extraFields?.Platform,
-    });
+    const operator = options.operator ?? 'mtn';
+    const detected = serviceAppChannel({ Operator: operator, Platform: options.extraFields?.Platform });
     const channel = options.channel ?? detected;
     this.channelFields = channel === 'ussd' && detected !== 'ussd' ? { Platform: 'USSD' } : {};
     if (channel !== 'ussd' && channel !== 'app')
@@ -66,7 +64,7 @@ export class SandboxServiceSession {
       serviceAppUrl: this.base,
       serviceCode: options.serviceCode ?? 'sandbox-service',
       mobile,
-      operator: options.operator ?? 'mtn',
+      operator,
       channel,
       state: 'new',
     });
@@ -94,10 +92,9 @@ export class SandboxServiceSession {
   }
 
   /**
-   * A request of a rarer type: `favorite` (starts the session, `Sequence` set, saved data in
-   * `fields`), `query` (data, not a screen), `timeout` (the platform gave up; the session is over),
-   * anything else as given. The answer is checked against the contract unless no user sees it
-   * (`timeout`, `query`).
+   * A request of a rarer type: `favorite` (starts the session, `Sequence` set, saved data in `fields`),
+   * `query` (data, not a screen), `timeout` (the platform gave up; the session is over), anything else as
+   * given. The answer is checked against the contract unless no user sees it (`timeout`, `query`).
    */
   async send(
     type: string,

@@ -1,6 +1,6 @@
 import { HubtelApiError, HubtelNetworkError, HubtelTimeoutError } from 'nestjs-hubtel';
 import type { UssdScreenLimits } from '#internal';
-import { OutboundError, isoNow, requestOnce } from './sandbox.http.js';
+import { OutboundError, isoNow, jsonOrText, requestOnce } from './sandbox.http.js';
 import { checkServiceFlowResponse } from './service-app.check.js';
 import { measureUssdScreen, oversizeIssue, ussdWarnings } from './service-app.ussd.js';
 import type {
@@ -21,10 +21,7 @@ export interface ServiceFlowPost {
   screenLimits?: UssdScreenLimits;
 }
 
-/**
- * Posts `request` and records the exchange on the session. No answer, a non-2xx or (when checked) a
- * non-object answer throws; a checked one gets its contract issues and USSD screen on the exchange.
- */
+/** Posts `request` and records the exchange; no answer, a non-2xx or (checked) a non-object throws. */
 export async function postServiceFlow(
   record: SandboxSession,
   request: ServiceFlowRequest,
@@ -63,12 +60,7 @@ export async function postServiceFlow(
   }
   exchange.statusCode = result.statusCode;
   exchange.durationMs = result.durationMs;
-  let parsed: unknown = result.body;
-  try {
-    parsed = result.body === '' ? null : JSON.parse(result.body);
-  } catch {
-    // Keep the raw text: the error below says what came back.
-  }
+  const parsed = result.body === '' ? null : jsonOrText(result.body);
   exchange.response = parsed;
   if (result.statusCode < 200 || result.statusCode >= 300) {
     exchange.error = `HTTP ${result.statusCode}`;

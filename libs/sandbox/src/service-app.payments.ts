@@ -7,7 +7,6 @@ import type { CartItem, SandboxServiceOrder, SandboxSession } from './sandbox.ty
 
 export interface RecordServicePaymentOptions extends SandboxServicePaymentBodyDto {}
 
-/** Records a session's payment, sending nothing: the status check (by SessionId) then answers Paid. */
 export function recordServicePayment(
   state: SandboxState,
   sessionId: string,

@@ -77,12 +77,8 @@ export function ussdWarnings(
   const warnings: string[] = [];
   const type = String(response.Type ?? '').toLowerCase();
   const options = Array.isArray(response.Data) ? (response.Data as ServiceFlowOption[]) : [];
-  if (
-    type === 'response' &&
-    String(response.DataType ?? '').toLowerCase() === 'select' &&
-    options.length > 0 &&
-    screen.menu.length === 0
-  )
+  const select = type === 'response' && String(response.DataType ?? '').toLowerCase() === 'select';
+  if (select && options.length > 0 && screen.menu.length === 0)
     warnings.push(
       'select prompt without a numbered menu in Message: a USSD phone shows Message only, so the user sees no choices',
     );

@@ -14,6 +14,11 @@ interface Issue extends FieldError {
   subCode: number;
 }
 
+type SmsFields = Pick<
+  SandboxSmsMessage,
+  'kind' | 'batchId' | 'from' | 'to' | 'msisdn' | 'content' | 'clientReference'
+>;
+
 const issue = (field: string, message: string, subCode: number): Issue => ({ field, message, subCode });
 
 export function registerSmsApi(router: SandboxRouter, state: SandboxState): void {
@@ -43,25 +48,16 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
   };
 
   const checkContent = (content: unknown, issues: Issue[]): void => {
-    if (content === undefined || content === null || (typeof content === 'string' && content.trim() === '')) {
+    if (content === undefined || content === null || (typeof content === 'string' && content.trim() === ''))
       issues.push(issue('Content', 'The message content is empty', 6));
-    } else if (typeof content !== 'string') {
-      issues.push(issue('Content', 'Content must be a string', 8));
-    } else if (content.length > o.maxContentLength) {
+    else if (typeof content !== 'string') issues.push(issue('Content', 'Content must be a string', 8));
+    else if (content.length > o.maxContentLength)
       issues.push(
         issue('Content', `The message body is too long (at most ${o.maxContentLength} characters)`, 3),
       );
-    }
   };
 
-  const record = (
-    account: SandboxAccount,
-    fields: Pick<
-      SandboxSmsMessage,
-      'kind' | 'batchId' | 'from' | 'to' | 'msisdn' | 'content' | 'clientReference'
-    >,
-    now = Date.now(),
-  ): SandboxSmsMessage => {
+  const record = (account: SandboxAccount, fields: SmsFields, now = Date.now()): SandboxSmsMessage => {
     const message: SandboxSmsMessage = {
       messageId: randomUUID(),
       account: account.name,
@@ -107,19 +103,17 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
     const issues: Issue[] = [];
     checkSender(From, account, issues);
     const normalised: string[] = [];
-    if (!Array.isArray(Recipients) || Recipients.length === 0) {
+    if (!Array.isArray(Recipients) || Recipients.length === 0)
       issues.push(issue('Recipients', 'Recipients must be a non-empty array of phone numbers', 8));
-    } else if (Recipients.length > o.maxRecipients) {
+    else if (Recipients.length > o.maxRecipients)
       issues.push(issue('Recipients', `At most ${o.maxRecipients} recipients per batch`, 7));
-    } else {
+    else
       Recipients.forEach((r, i) => {
         const msisdn = platformMsisdn(r);
         if (msisdn) normalised.push(msisdn);
-        else if (issues.filter((x) => x.subCode === 1).length < 20) {
+        else if (issues.filter((x) => x.subCode === 1).length < 20)
           issues.push(issue(`Recipients[${i}]`, 'Invalid destination address', 1));
-        }
       });
-    }
     checkContent(Content, issues);
     if (issues.length > 0) return validationError(issues);
 
@@ -145,12 +139,10 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
       },
       [batchId],
     );
-    // Batches hold their message ids: bound them by ids kept, not only by count, or a run of
-    // large batches would keep millions of ids of messages long dropped.
+    // Bounded by message ids kept, not only by count: large batches would keep millions of ids.
     state.batchIdsKept += data.length - (evicted?.messageIds.length ?? 0);
-    while (state.batchIdsKept > state.options.recordLimit && state.batches.size > 1) {
+    while (state.batchIdsKept > state.options.recordLimit && state.batches.size > 1)
       state.batchIdsKept -= state.batches.shift()?.messageIds.length ?? 0;
-    }
     return { status: 200, json: { batchId, status: 0, data } };
   });
 

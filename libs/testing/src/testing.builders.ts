@@ -91,10 +91,8 @@ function nonEmptyString(value: unknown): value is string {
 }
 
 function fail(what: string, issues: ValidationIssue[]): never {
-  throw new HubtelValidationError(
-    `${what}: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
-    issues,
-  );
+  const detail = issues.map((i) => `${i.field} ${i.message}`).join('; ');
+  throw new HubtelValidationError(`${what}: ${detail}`, issues);
 }
 
 /**
@@ -167,12 +165,9 @@ export function buildFulfillmentRequest(input: BuildFulfillmentRequestInput): Fu
     issues.push({ field: 'sessionId', message: 'is required', value: input.sessionId });
   if (input.orderId !== undefined && !nonEmptyString(input.orderId))
     issues.push({ field: 'orderId', message: 'must be a non-empty string' });
-  if (
-    input.extraData !== undefined &&
-    (input.extraData === null || typeof input.extraData !== 'object' || Array.isArray(input.extraData))
-  ) {
+  const extra = input.extraData;
+  if (extra !== undefined && (extra === null || typeof extra !== 'object' || Array.isArray(extra)))
     issues.push({ field: 'extraData', message: 'must be an object' });
-  }
   if (issues.length > 0) fail('buildFulfillmentRequest', issues);
   return {
     OrderId: input.orderId ?? hexId(),

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { OutgoingHttpHeaders, Server } from 'node:http';
 import { HubtelConfigError, HubtelNetworkError, HubtelTimeoutError } from '#light/core';
-import { requestOnce, serverOrigin } from '#light/sandbox';
+import { jsonOrText, requestOnce, serverOrigin } from '#light/sandbox';
 import { TESTING_DEFAULTS, TESTING_PATHS } from './testing.constants.js';
 
 /** Where to send: an origin or endpoint URL, or a Nest app (one only initialised is listened on). */
@@ -22,15 +22,12 @@ export interface SendOptions {
 }
 
 export interface SentResponse<T = unknown> {
-  /** HTTP status. */
   status: number;
   /** Response headers, names lower-cased. */
   headers: Record<string, string>;
   /** The body parsed as JSON when it is JSON, else the text. */
   body: T;
-  /** The raw body. */
   text: string;
-  /** Where it was sent. */
   url: string;
 }
 
@@ -90,10 +87,8 @@ export function endpointUrl(target: string | URL, path?: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new HubtelConfigError('target', `must be an http(s) URL, got ${url.protocol}`);
-  if ((url.pathname === '/' || url.pathname === '') && path) {
-    const p = path.startsWith('/') ? path : `/${path}`;
-    return `${url.origin}${p}${url.search}`;
-  }
+  if ((url.pathname === '/' || url.pathname === '') && path)
+    return `${url.origin}${path.startsWith('/') ? '' : '/'}${path}${url.search}`;
   return url.href;
 }
 
@@ -162,15 +157,8 @@ async function post<T>(
   timeoutMs: number = TESTING_DEFAULTS.requestTimeoutMs,
 ): Promise<SentResponse<T>> {
   const answer = await request('POST', url, payload, headers, timeoutMs);
-  let body: unknown = answer.text;
-  if (answer.text !== '' && /\bjson\b/i.test(answer.headers['content-type'] ?? '')) {
-    try {
-      body = JSON.parse(answer.text);
-    } catch {
-      // Not JSON after all: keep the text.
-    }
-  }
-  return { ...answer, body: body as T, url };
+  const json = answer.text !== '' && /\bjson\b/i.test(answer.headers['content-type'] ?? '');
+  return { ...answer, body: (json ? jsonOrText(answer.text) : answer.text) as T, url };
 }
 
 /** One request on its own connection (the sandbox's client), its failures as Hubtel errors. */

@@ -81,9 +81,8 @@ export class TestSandbox extends HubtelSandbox {
 
   constructor(options: TestSandboxOptions = {}) {
     super(options);
-    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])
       this.addRoute(method, `${TEST_SANDBOX_TUNNEL_PATH}/*`, (ctx) => this.relay(ctx));
-    }
   }
 
   /** `http://127.0.0.1:<port>/_tunnel`: the app's public address, relayed to the attached app. */
@@ -197,21 +196,16 @@ export class TestSandbox extends HubtelSandbox {
 
   private async relay(ctx: SandboxRequestContext): Promise<SandboxReply> {
     const origin = this.appOrigin;
-    if (!origin)
-      return {
-        status: 502,
-        json: {
-          error: 'HUBTEL_TUNNEL_NOT_ATTACHED',
-          message: 'No app is attached to the sandbox tunnel: call sandbox.attach(app) after app.listen()',
-        },
-      };
+    if (!origin) {
+      const message = 'No app is attached to the sandbox tunnel: call sandbox.attach(app) after app.listen()';
+      return { status: 502, json: { error: 'HUBTEL_TUNNEL_NOT_ATTACHED', message } };
+    }
     const rest = ctx.path.slice(TEST_SANDBOX_TUNNEL_PATH.length) || '/';
     const query = ctx.query.toString();
     const body = await ctx.body();
     const headers: OutgoingHttpHeaders = {};
-    for (const [name, value] of Object.entries(ctx.req.headers)) {
+    for (const [name, value] of Object.entries(ctx.req.headers))
       if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
-    }
     if (body.length > 0) headers['content-length'] = String(body.length);
     try {
       const url = `${origin}${rest}${query ? `?${query}` : ''}`;

@@ -51,7 +51,6 @@ export class SmsCapture {
     return [...this.captured];
   }
 
-  /** The newest message, if any. */
   get last(): CapturedSms | undefined {
     return this.captured.at(-1);
   }

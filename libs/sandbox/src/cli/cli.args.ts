@@ -10,14 +10,7 @@ export class CliUsageError extends Error {
 }
 
 /** Exit codes: 1 the other side refused, 3 it could not be reached, 4 a wait ran out. */
-export const EXIT = Object.freeze({
-  ok: 0,
-  failed: 1,
-  usage: 2,
-  network: 3,
-  timedOut: 4,
-  interrupted: 130,
-});
+export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2, network: 3, timedOut: 4, interrupted: 130 });
 
 /** node:util's parseArgs as every command uses it (strict, positionals allowed); its errors as usage errors. */
 type CliArgsConfig<T> = { args: string[]; strict: true; allowPositionals: true; options: T };

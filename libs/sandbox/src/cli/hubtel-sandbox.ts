@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// The `hubtel-sandbox` bin: --help and usage errors answered before the sandbox (and Nest) loads.
-// The logic lives in sandbox.cli.ts so tests can run it in-process.
+// Answers --help and usage errors before the sandbox (and Nest) loads; sandbox.cli.ts runs it (in tests too).
 import { argsOrAnswer } from './sandbox.args.js';
 
 const argv = process.argv.slice(2);

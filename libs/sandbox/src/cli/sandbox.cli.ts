@@ -60,15 +60,13 @@ export async function startSandboxCli(argv: string[], io: CliIO): Promise<Hubtel
       ),
     );
     sandbox.on('delivery', (d) => {
-      if (d.state === 'delivered' || d.state === 'failed' || d.state === 'dropped') {
+      if (d.state === 'delivered' || d.state === 'failed' || d.state === 'dropped')
         log.write(
           `${d.kind} ${d.id} → ${d.state}${d.statusCode ? ` ${d.statusCode}` : ''}${d.error ? ` (${d.error})` : ''}\n`,
         );
-      }
     });
   }
   if (parsed.env) {
-    // Every account's lines unless --account chose some.
     const accounts = parsed.envAccounts ?? sandbox.accounts().map((a) => a.name);
     io.stdout.write(sandboxDotenv(sandbox, { accounts }));
     io.stderr.write(describeSandbox(sandbox));
@@ -97,7 +95,6 @@ export async function main(argv: string[], io: CliIO): Promise<void> {
       .then(
         () => process.exit(0),
         (err: unknown) => {
-          // Say why: a bare exit 1 leaves the operator guessing.
           io.stderr.write(
             `hubtel-sandbox: could not stop cleanly: ${(err as Error)?.message ?? String(err)}\n`,
           );

@@ -1,10 +1,8 @@
 import { escapeHtml } from '../sandbox.http.js';
 
-/*
- * The dashboard page: one self-contained document (offline, under a strict nonce CSP). Records are
- * rendered with textContent only, never as HTML: callback bodies and SMS texts are untrusted.
- * Its data-testid hooks are stable: browser tests rely on them.
- */
+// The dashboard page: one self-contained document (offline, under a strict nonce CSP). Records are
+// rendered with textContent only, never as HTML: callback bodies and SMS texts are untrusted. Its
+// data-testid hooks are stable: browser tests rely on them.
 
 export interface DashboardPageOptions {
   nonce: string;
@@ -247,11 +245,8 @@ const SCRIPT = `
     button.disabled = true;
     notice('Re-sending ' + id + '…');
     // JSON, as the admin API requires of every POST (a cross-site page cannot send it unasked).
-    fetch('/_sandbox/deliveries/' + encodeURIComponent(id) + '/redeliver', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: '{}',
-    })
+    var url = '/_sandbox/deliveries/' + encodeURIComponent(id) + '/redeliver';
+    fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' })
       .then(function (res) { return res.json().then(function (json) { return { ok: res.ok, json: json }; }); })
       .then(function (r) {
         if (!r.ok) { notice('Could not re-send ' + id + ': ' + (r.json && r.json.message || 'error'), 'error'); return; }
@@ -265,14 +260,11 @@ const SCRIPT = `
   }
 
   function connect() {
-    var status = $('connection');
     var source = new EventSource('/_dashboard/events');
-    status.setAttribute('data-state', 'connecting'); status.textContent = 'connecting';
-    source.addEventListener('open', function () { status.setAttribute('data-state', 'live'); status.textContent = 'live'; });
-    source.addEventListener('error', function () {
-      status.setAttribute('data-state', source.readyState === EventSource.CLOSED ? 'offline' : 'connecting');
-      status.textContent = source.readyState === EventSource.CLOSED ? 'offline' : 'reconnecting';
-    });
+    function status(state, text) { var s = $('connection'); s.setAttribute('data-state', state); s.textContent = text || state; }
+    status('connecting');
+    source.addEventListener('open', function () { status('live'); });
+    source.addEventListener('error', function () { var closed = source.readyState === EventSource.CLOSED; status(closed ? 'offline' : 'connecting', closed ? 'offline' : 'reconnecting'); });
     source.addEventListener('snapshot', function (e) { apply(JSON.parse(e.data), true); });
     source.addEventListener('reset', function (e) { open.clear(); apply(JSON.parse(e.data), true); notice('The sandbox was reset.'); });
     source.addEventListener('update', function (e) { apply(JSON.parse(e.data), false); });

@@ -116,7 +116,6 @@ class DashboardHub {
   }
 }
 
-/** One open event stream. */
 class DashboardClient {
   private pending = new Map<string, { kind: SandboxRecordKind; record: unknown }>();
   private flushTimer: NodeJS.Timeout | undefined;
@@ -140,8 +139,7 @@ class DashboardClient {
 
   queue(kind: SandboxRecordKind, record: unknown): void {
     // Records are live objects: keep the reference and serialise at flush time (latest state wins).
-    const key = `${kind}:${idOf(kind, record)}`;
-    this.pending.set(key, { kind, record });
+    this.pending.set(`${kind}:${idOf(kind, record)}`, { kind, record });
     this.schedule();
   }
 
@@ -208,10 +206,7 @@ export function registerSandboxDashboard(sandbox: HubtelSandbox): void {
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no',
     });
-    if (ctx.method === 'HEAD') {
-      res.end();
-      return;
-    }
+    if (ctx.method === 'HEAD') return void res.end();
     res.flushHeaders();
     const client = new DashboardClient(res, hub);
     hub.add(client);

@@ -5,7 +5,7 @@ import { HubtelApiError, HubtelNetworkError, tryNormalizeMsisdn } from '#light/c
 import type { ServiceAppChannel } from '#internal';
 import type { RecordServicePaymentOptions } from 'nestjs-hubtel/sandbox';
 import { request } from '../testing.http.js';
-import { CliUsageError } from '#light/sandbox';
+import { CliUsageError, jsonOrText } from '#light/sandbox';
 
 /** Where a command reads and writes (process streams, or in-memory streams in tests). */
 export interface CliStreams {
@@ -25,10 +25,8 @@ export function reasonOf(body: unknown): string | undefined {
   const list = [b.errors, b.Errors].find(Array.isArray) as unknown[] | undefined;
   const details: string[] = [];
   for (const entry of list ?? []) {
-    const { field, message: text } = (typeof entry === 'string' ? { message: entry } : (entry ?? {})) as {
-      field?: unknown;
-      message?: unknown;
-    };
+    const e = (typeof entry === 'string' ? { message: entry } : (entry ?? {})) as Record<string, unknown>;
+    const { field, message: text } = e;
     // A message that already says it (the sandbox's DTO answers list their issues in it) is enough.
     if (typeof text !== 'string' || text === '' || message?.includes(text)) continue;
     details.push(typeof field === 'string' && field !== '' ? `${field} ${text}` : text);
@@ -190,11 +188,7 @@ export async function callSandbox(
     });
   }
   const ok = answer.status >= 200 && answer.status < 300;
-  try {
-    return { status: answer.status, ok, body: JSON.parse(answer.text) };
-  } catch {
-    return { status: answer.status, ok, body: answer.text };
-  }
+  return { status: answer.status, ok, body: jsonOrText(answer.text) };
 }
 
 /** The sandbox's refusal, with the reason it gave. */

@@ -1,8 +1,7 @@
 import { TESTING_DEFAULTS, TESTING_PATHS } from '../testing.constants.js';
 import { cliOptions } from '#light/sandbox';
 
-// What each command's --help says and which options it takes: the bins answer --help and
-// malformed arguments from this file and the sandbox's cli.args.ts alone, before Nest loads.
+// What each command's --help says and which options it takes (the bins read them before Nest loads).
 
 export const TRIGGER_KINDS = [
   'checkout',

@@ -7,12 +7,9 @@ import { CliUsageError, EXIT, intOption, parseCliArgs, parseOrExit } from '#ligh
 import { painter, type CliStreams } from './cli.support.js';
 import { DEAD_LETTERS_OPTIONS, DEAD_LETTERS_USAGE } from './cli.usage.js';
 
-/*
- * `hubtel-trigger dead-letters list|replay`: works on the app's Redis store, not an HTTP route of
- * the app: every replica's records are there, and the app needs no admin endpoint to secure. A
- * replay puts the record back to `pending` and queues its run on BullMQ (the app's workers take
- * it), only once the queue answers: a record is never left pending with no run to take it.
- */
+// `hubtel-trigger dead-letters list|replay` works on the app's Redis store, not an HTTP route: every
+// replica's records are there, and the app needs no admin endpoint to secure. A replay puts the record
+// back to `pending` only once BullMQ answers: a record is never left pending with no run to take it.
 
 export const DEAD_LETTER_MODULES = ['checkout', 'service-app'] as const;
 type RedisNodes = Array<{ host: string; port: number }>;
@@ -134,12 +131,10 @@ async function openRunner(options: DeadLettersOptions, io: CliStreams): Promise<
     runner = new bullmq.BullmqJobRunner({
       ...connection(options),
       ...(options.bullmqPrefix === undefined ? {} : { prefix: options.bullmqPrefix }),
-      // Only queues the run: the app's workers take it.
-      work: false,
+      work: false, // only queues the run: the app's workers take it
       logger: new StderrLogger(io),
     });
   } catch (error) {
-    // A prefix without a {hash tag} on a cluster: said in the CLI's own terms.
     if (error instanceof HubtelRedisConfigError && error.reason === 'PREFIX_WITHOUT_HASH_TAG')
       throw new CliUsageError(
         `--bullmq-prefix "${options.bullmqPrefix}" has no {hash tag}, which BullMQ needs on a Redis Cluster (the app could not use it either): give the app's prefix`,
@@ -148,7 +143,6 @@ async function openRunner(options: DeadLettersOptions, io: CliStreams): Promise<
     throw error;
   }
   try {
-    // The queue answers before the record is put back to pending (see the header).
     await runner.connect(options.module);
   } catch (error) {
     await runner.close().catch(() => undefined);
@@ -185,12 +179,8 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
     io.stderr.write(`hubtel-trigger: ${(error as Error).message}\n`);
     return error instanceof CliUsageError ? EXIT.usage : EXIT.network;
   };
-  let store: RedisStore;
-  try {
-    store = await openRedis(options);
-  } catch (error) {
-    return fail(error);
-  }
+  const store = await openRedis(options).catch(fail);
+  if (typeof store === 'number') return store;
   let runner: BullmqJobRunner | undefined;
   try {
     if (options.action === 'list') {
@@ -199,11 +189,9 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
       return EXIT.ok;
     }
     const id = options.id!;
-    try {
-      runner = await openRunner(options, io);
-    } catch (error) {
-      return fail(error);
-    }
+    const opened = await openRunner(options, io).catch(fail);
+    if (typeof opened === 'number') return opened;
+    runner = opened;
     await requeueDeadLetter(store, options.module, id, { ttlMs: DEFAULT_JOB_RECORD_TTL_MS, runner });
     if (!options.wait) {
       out(
@@ -251,13 +239,12 @@ const DEFAULT_BULLMQ_PREFIX = '{hubtel}:bull';
 function describeList(letters: DeadLetter[], module: string, p: ReturnType<typeof painter>): string {
   if (letters.length === 0) return `No dead letters in the ${module} module.`;
   const lines = [`${letters.length} dead letter${letters.length === 1 ? '' : 's'} in the ${module} module:`];
-  for (const letter of letters) {
+  for (const letter of letters)
     lines.push(
       `${p(letter.id, 'bold')}  ${letter.attempts} attempt(s), dead since ${letter.deadAt.toISOString()}`,
       `    last error: ${letter.lastError ?? '(none recorded)'}`,
       `    succeeded (not run again): ${letter.succeededHandlers.join(', ') || 'none'}`,
     );
-  }
   lines.push('', `Replay one: hubtel-trigger dead-letters replay <id> --redis-url <url> --module ${module}`);
   return lines.join('\n');
 }

@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// The `hubtel-simulate` bin: --help and malformed arguments answered before the command (and Nest)
-// loads. The logic lives in simulate.cli.ts so tests can run it in-process.
+// Answers --help and usage errors before the command (and Nest) loads; simulate.cli.ts runs it (in tests too).
 import { answeredUsage } from '#light/sandbox';
 import { SIMULATE_CLI_USAGE, SIMULATE_OPTIONS } from './cli.usage.js';
 

@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// The `hubtel-trigger` bin: --help and malformed arguments answered before the command (and Nest)
-// loads. The logic lives in trigger.cli.ts so tests can run it in-process.
+// Answers --help and usage errors before the command (and Nest) loads; trigger.cli.ts runs it (in tests too).
 import { answeredUsage } from '#light/sandbox';
 import { DEAD_LETTERS_OPTIONS, DEAD_LETTERS_USAGE, TRIGGER_CLI_USAGE, TRIGGER_OPTIONS } from './cli.usage.js';
 

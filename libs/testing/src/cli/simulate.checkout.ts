@@ -23,14 +23,10 @@ export async function payCart(
   const total = item.Qty * item.Price;
   term.out(p(`🛒 Cart: ${item.ItemName} × ${item.Qty} @ ${money(item.Price)} = ${money(total)}`, 'magenta'));
   if (item.ServiceData && typeof item.ServiceData === 'object') {
-    term.out(
-      p(
-        `   Service data: ${Object.entries(item.ServiceData)
-          .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
-          .join('  ')}`,
-        'dim',
-      ),
+    const data = Object.entries(item.ServiceData).map(
+      ([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`,
     );
+    term.out(p(`   Service data: ${data.join('  ')}`, 'dim'));
   }
   const question = `Pay ${money(total)} with mobile money? [y]es / [n]o / [f]ail the payment > `;
   let choice: 'y' | 'n' | 'f' | undefined;

@@ -125,8 +125,7 @@ export class TerminalSimulator {
 
   private header(sandbox: HubtelSandbox, session: SandboxServiceSession): void {
     const p = this.paint;
-    const record = session.record;
-    const { serviceCode, mobile, operator } = record;
+    const { serviceCode, mobile, operator } = session.record;
     this.out(p(`Hubtel service simulator — dialing ${serviceCode} as ${mobile} (${operator})`, 'bold'));
     const screen = session.record.channel === 'ussd' ? this.screen : undefined;
     this.out(
@@ -161,8 +160,7 @@ export class TerminalSimulator {
       return line;
     };
     let response = await session.start();
-    // USSD: `Message` only, input sent as typed (the service maps an option's number), the cart a
-    // `Release` with an `Item`.
+    // USSD: `Message` only, input sent as typed, the cart a `Release` with an `Item`.
     const ussd = session.channel === 'ussd';
     for (;;) {
       const type = String(response.Type ?? '').toLowerCase();
@@ -224,10 +222,8 @@ export class TerminalSimulator {
 /** The user's answer to a select prompt as the platform sends it: the `Value` of option N, a `Value` typed as is, or the raw text. */
 export function toOptionValue(answer: string, options: ServiceFlowOption[]): string {
   const trimmed = answer.trim();
-  if (/^\d+$/.test(trimmed)) {
-    const n = Number(trimmed);
-    if (n >= 1 && n <= options.length) return options[n - 1]!.Value;
-  }
+  const n = /^\d+$/.test(trimmed) ? Number(trimmed) : 0;
+  if (n >= 1 && n <= options.length) return options[n - 1]!.Value;
   const byValue =
     options.find((o) => o.Value === trimmed) ??
     options.find((o) => o.Value.toLowerCase() === trimmed.toLowerCase());

@@ -23,7 +23,6 @@ export interface TerminalSimulatorOptions extends Pick<
   callbackTimeoutMs?: number;
   /** Stop when an answer breaks the contract (default: warn and go on). */
   strict?: boolean;
-  /** Never colour the output. */
   noColor?: boolean;
 }
 

@@ -167,8 +167,7 @@ export function parseTriggerCliArgs(
   );
   if (kind === 'checkout-duplicate' && options.copies < 2)
     throw new CliUsageError('checkout-duplicate needs --copies of at least 2');
-  const isCheckout = kind.startsWith('checkout');
-  if (isCheckout) {
+  if (kind.startsWith('checkout')) {
     const forgingUnknown = kind === 'checkout-forged' && forge === 'unknown-reference';
     if (!forgingUnknown && !options.reference)
       throw new CliUsageError(`${kind} needs --reference (the invoice's ClientReference)`);

@@ -109,30 +109,20 @@ export async function buildTriggerBody(
   const forgingUnknown = options.kind === 'checkout-forged' && options.forge === 'unknown-reference';
   let invoice: SandboxInvoice | undefined;
   let markedPaid: MarkedPaid | undefined;
+  const { phone, channel, chargeBearer, currency } = options;
   if (options.sandboxUrl && !forgingUnknown) {
+    const ref = options.reference!;
     // A dry run sends nothing, to the app or to the sandbox: it only reads the invoice.
     if (options.markPaid && !options.dryRun) {
-      ({ invoice, markedPaid } = await markPaidInSandbox(
-        options.sandboxUrl,
-        options.reference!,
-        {
-          phone: options.phone,
-          channel: options.channel,
-          // The price paid (an underpayment); a forgery's --amount is only what its callback claims.
-          amount: options.kind === 'checkout' ? options.amount : undefined,
-          chargeBearer: options.chargeBearer,
-          currency: options.currency,
-        },
-        timeoutMs,
-      ));
-    } else {
-      invoice = await invoiceFromSandbox(options.sandboxUrl, options.reference!, timeoutMs);
-    }
+      // The price paid (an underpayment); a forgery's --amount is only what its callback claims.
+      const amount = options.kind === 'checkout' ? options.amount : undefined;
+      const payer = { phone, channel, amount, chargeBearer, currency };
+      ({ invoice, markedPaid } = await markPaidInSandbox(options.sandboxUrl, ref, payer, timeoutMs));
+    } else invoice = await invoiceFromSandbox(options.sandboxUrl, ref, timeoutMs);
   }
   // What the payer paid, as the platform's callback says: with a payer-borne charge (or another
   // amount --mark-paid recorded), not the invoice's total.
   const realAmount = (invoice?.amountPaid || invoice?.totalAmount) ?? options.amount;
-  const { phone, channel } = options;
   const given = { invoice, clientReference: options.reference, phone, channel };
   let body;
   let what: string;

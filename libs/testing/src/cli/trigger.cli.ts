@@ -58,8 +58,7 @@ async function sendTrigger(
 
 /** The `hubtel-trigger` command; resolves with its exit code. */
 export async function runTriggerCli(argv: string[], io: CliStreams): Promise<number> {
-  // The operator's side: dead letters of an app on Redis (see dead-letters.cli.ts), with Nest: loaded
-  // only for it, so the other commands start without it.
+  // dead-letters needs Nest and Redis: imported only for it, so the other commands start without them.
   if (argv[0] === 'dead-letters')
     return (await import('./dead-letters.cli.js')).runDeadLettersCli(argv.slice(1), io);
   const options = parseOrExit('hubtel-trigger', TRIGGER_CLI_USAGE, io, () => parseTriggerCliArgs(argv));
@@ -105,9 +104,8 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
   if (options.kind === 'service-flow') describeServiceFlowAnswers(options, report);
   const failed = report.answers.filter((a) => 'error' in a);
   const non2xx = report.answers.filter((a) => 'status' in a && (a.status < 200 || a.status >= 300));
-  if (options.json) {
-    out(JSON.stringify(report));
-  } else {
+  if (options.json) out(JSON.stringify(report));
+  else {
     for (const a of report.answers) {
       const label = options.copies > 1 ? `#${a.copy} ` : '';
       if ('error' in a) out(p(`${label}✗ ${a.error}`, 'red'));
@@ -168,23 +166,10 @@ function describeServiceFlowAnswers(options: TriggerOptions, report: TriggerRepo
       (report.screens ??= []).push({ copy: a.copy, length, limit, gsm7, fits });
     }
     const type = String(answer.Type ?? '').toLowerCase();
-    const item = answer.Item as { ItemName?: unknown; Qty?: unknown; Price?: unknown } | null | undefined;
-    const isCart = type === 'addtocart' || (type === 'release' && flow.channel === 'ussd');
-    if (
-      !report.cart &&
-      isCart &&
-      item &&
-      typeof item.ItemName === 'string' &&
-      typeof item.Qty === 'number' &&
-      typeof item.Price === 'number'
-    )
-      report.cart = {
-        ItemName: item.ItemName,
-        Qty: item.Qty,
-        Price: item.Price,
-        total: Math.round(item.Qty * item.Price * 100) / 100,
-        sessionId,
-      };
+    const { ItemName, Qty, Price } = (answer.Item ?? {}) as Record<string, unknown>;
+    const isCart = !report.cart && (type === 'addtocart' || (type === 'release' && flow.channel === 'ussd'));
+    if (isCart && typeof ItemName === 'string' && typeof Qty === 'number' && typeof Price === 'number')
+      report.cart = { ItemName, Qty, Price, total: Math.round(Qty * Price * 100) / 100, sessionId };
   }
 }
 
