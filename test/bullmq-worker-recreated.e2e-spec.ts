@@ -45,20 +45,40 @@ redisClusterBinaries.describe('BullmqJobRunner after a CLUSTERDOWN seen by a sta
     await cluster?.dispose();
   }, 30_000);
 
-  it('starts its worker again, which takes every job once; the warning logged once, health says so', async () => {
+  /** The queues' master away, the process stalled through it, then the cluster whole again. */
+  async function stalledOutage(n: number): Promise<void> {
+    const master = await cluster.serverOf(BULLMQ_RUNNER_DEFAULTS.prefix);
+    // The worker now waits for its next job on the master of the queues.
+    await sleep(250 + 250 * n);
+    await master.stop();
+    // Stalled through the outage, past the 5 s of a fetch's wait: the process sees the master
+    // gone only after that wait's own time limit ran out.
+    stall(7_000);
+    await master.restart();
+    await cluster.untilOk(30_000);
+  }
+
+  /** A runner whose restart warnings are kept. */
+  async function watchedRunner(): Promise<{ runner: BullmqJobRunner; restarted: () => string[] }> {
+    await runner?.close();
     const warnings: string[] = [];
     const logger = new Logger('test');
     logger.warn = (message: unknown) => void warnings.push(String(message));
     logger.error = () => undefined;
     logger.log = () => undefined;
     // A takeover bound (lock + stalled interval) of 3 s: the worker is started again a few seconds
-    // after a job has waited that long (15 s with the defaults).
+    // after a job has been due that long (15 s with the defaults).
     runner = new BullmqJobRunner({
       cluster: { nodes: cluster.nodes },
       lockDurationMs: 2_000,
       stalledIntervalMs: 1_000,
       logger,
     });
+    return { runner, restarted: () => warnings.filter((line) => line.includes('started again')) };
+  }
+
+  it('starts its worker again, which takes every job once; the warning logged once, health says so', async () => {
+    const { runner, restarted } = await watchedRunner();
     const runs: string[] = [];
     await runner.connect(PIPELINE);
     await runner.start(PIPELINE, async (storeKey) => {
@@ -67,24 +87,15 @@ redisClusterBinaries.describe('BullmqJobRunner after a CLUSTERDOWN seen by a sta
     });
     await runner.enqueue(PIPELINE, request('before'));
     await until(() => runs.includes('before'), 'the first run', 10_000);
-    const master = await cluster.serverOf(BULLMQ_RUNNER_DEFAULTS.prefix);
-    const restarted = () => warnings.filter((line) => line.includes('started again'));
     const added: string[] = [];
     // Most outages leave the worker stuck (4 in 5 on the old code): up to four, until one did.
     for (let outage = 1; outage <= 4 && restarted().length === 0; outage++) {
-      // The worker now waits for its next job on the master of the queues.
-      await sleep(250 + 250 * outage);
-      await master.stop();
-      // Stalled through the outage, past the 5 s of a fetch's wait: the process sees the master
-      // gone only after that wait's own time limit ran out.
-      stall(7_000);
-      await master.restart();
-      await cluster.untilOk(30_000);
+      await stalledOutage(outage);
       const ids = [1, 2, 3].map((n) => `after-${outage}-${n}`);
       for (const id of ids)
         await until(
           () =>
-            runner!.enqueue(PIPELINE, request(id)).then(
+            runner.enqueue(PIPELINE, request(id)).then(
               () => true,
               () => false,
             ),
@@ -126,30 +137,13 @@ redisClusterBinaries.describe('BullmqJobRunner after a CLUSTERDOWN seen by a sta
   // the worker itself promotes when due. Stuck, it never runs the task again (the checkout
   // reconciliation, which confirms a payment whose callback was lost).
   it("starts a repeated task's worker again when its next run stays due (only a delayed job in its queue)", async () => {
-    await runner?.close();
-    const warnings: string[] = [];
-    const logger = new Logger('test');
-    logger.warn = (message: unknown) => void warnings.push(String(message));
-    logger.error = () => undefined;
-    logger.log = () => undefined;
-    runner = new BullmqJobRunner({
-      cluster: { nodes: cluster.nodes },
-      lockDurationMs: 2_000,
-      stalledIntervalMs: 1_000,
-      logger,
-    });
+    const { runner, restarted } = await watchedRunner();
     let passes = 0;
     await runner.connect(TASK);
     await runner.repeat(TASK, 2_000, async () => void passes++);
     await until(() => passes > 0, 'the first pass', 10_000);
-    const master = await cluster.serverOf(BULLMQ_RUNNER_DEFAULTS.prefix);
-    const restarted = () => warnings.filter((line) => line.includes('started again'));
     for (let outage = 1; outage <= 4 && restarted().length === 0; outage++) {
-      await sleep(250 + 250 * outage);
-      await master.stop();
-      stall(7_000);
-      await master.restart();
-      await cluster.untilOk(30_000);
+      await stalledOutage(outage);
       const before = passes;
       // On the old code no pass ran again (its next run stayed in the delayed set, due).
       await until(() => passes >= before + 2, `two passes after outage ${outage}`, 20_000);
