@@ -468,6 +468,47 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     });
   });
 
+  it('takes no worker for stuck while its queue holds jobs back: rate-limited, or at its global concurrency', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const a = await instance(
+      'a',
+      async (call) => {
+        if (call.storeKey === request('held').storeKey) await held;
+        return { kind: 'settled' };
+      },
+      { lockDurationMs: 1_000 },
+    );
+    const queue = queueOf(a);
+    // One job per 5 s: the second waits past a takeover (1.5 s) with the worker idle.
+    await queue.setGlobalRateLimit(1, 5_000);
+    await a.enqueue(PIPELINE, request('first'));
+    await a.enqueue(PIPELINE, request('limited'));
+    await until(() => callsOf('first').length === 1, 'the first run');
+    const checks: Array<Awaited<ReturnType<BullmqJobRunner['health']>>> = [];
+    while (callsOf('limited').length === 0) {
+      checks.push(await a.health());
+      await sleep(250);
+    }
+    expect(checks.length).toBeGreaterThan(10);
+    expect(checks.filter((check) => !check.up || 'restarted' in (check.details ?? {}))).toEqual([]);
+    await queue.removeGlobalRateLimit();
+    // One job at a time across the instances, held: the next waits while this worker has room.
+    await queue.setGlobalConcurrency(1);
+    await a.enqueue(PIPELINE, request('held'));
+    await until(() => callsOf('held').length === 1, 'the held run');
+    await a.enqueue(PIPELINE, request('queued'));
+    await sleep(4_000);
+    expect(callsOf('queued')).toEqual([]);
+    expect(await a.health()).toEqual({
+      up: true,
+      details: { redis: 'ready', workers: { [PIPELINE]: true } },
+    });
+    release();
+    await until(() => callsOf('queued').length === 1, 'the queued run');
+    await queue.removeGlobalConcurrency();
+  });
+
   it('runs a repeated task once per interval across two instances', async () => {
     const ticks: Array<{ on: string; at: number }> = [];
     const EVERY_MS = 250;

@@ -79,7 +79,7 @@ export class BullmqJobRunner implements JobRunner {
       intervalMs: this.stalledIntervalMs,
       logger: this.logger,
       notTakingJobs: (name) => this.notTakingJobs(name),
-      paused: (name) => this.queue(name).isPaused(),
+      heldBack: (name) => this.heldBack(name),
     });
   }
 
@@ -256,6 +256,17 @@ export class BullmqJobRunner implements JobRunner {
     return soonest?.id !== undefined ? { jobId: soonest.id, idleMs } : undefined;
   }
 
+  /** Jobs wait by design on a queue paused (a dashboard), rate-limited or at its global concurrency. */
+  private async heldBack(name: string): Promise<boolean> {
+    const queue = this.queue(name);
+    const [paused, limitedMs, limit] = await Promise.all([
+      queue.isPaused(),
+      queue.getRateLimitTtl(),
+      queue.getGlobalConcurrency(),
+    ]);
+    return paused || limitedMs > 0 || (limit !== null && (await queue.getActiveCount()) >= limit);
+  }
+
   private async keepScheduler(name: string, upsert: () => Promise<unknown>, look = true): Promise<void> {
     try {
       if (!look) return void (await upsert());
@@ -308,7 +319,7 @@ export class BullmqJobRunner implements JobRunner {
     const stuck: Record<string, string> = {};
     for (const name of this.workers.keys()) {
       const waited = await this.notTakingJobs(name);
-      if (waited !== undefined) {
+      if (waited !== undefined && !(await this.heldBack(name))) {
         workers[name] = false;
         stuck[name] = `none started here for ${Math.round(waited.idleMs / 1000)} s while a job is due`;
       }

@@ -50,7 +50,7 @@ function setup(options: Partial<WorkerWatchOptions> & { concurrency?: number } =
   const watch = new WorkerWatch({
     intervalMs: INTERVAL_MS,
     logger,
-    paused: async () => false,
+    heldBack: async () => false,
     ...options,
     notTakingJobs: (name) => (judged.count++, notTakingJobs(name)),
   });
@@ -101,10 +101,10 @@ describe('WorkerWatch', () => {
     await running;
   });
 
-  it('leaves a worker alone when the job due is a new one at each check (a delayed job come due), or its queue is paused', async () => {
+  it('leaves a worker alone when the job due is a new one at each check (a delayed job come due), or its queue holds jobs back (paused, rate-limited)', async () => {
     let n = 0;
     const changing = setup({ notTakingJobs: async () => ({ jobId: `j${++n}`, idleMs: 20_000 }) });
-    const paused = setup({ paused: async () => true });
+    const paused = setup({ heldBack: async () => true });
     close = async () => void (await Promise.all([changing.watch.close(), paused.watch.close()]));
     await until(() => changing.judged.count >= 6 && paused.judged.count >= 6, 'six checks of each');
     expect([changing.made.length, paused.made.length]).toEqual([1, 1]);

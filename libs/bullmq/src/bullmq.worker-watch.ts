@@ -21,8 +21,8 @@ export interface WorkerWatchOptions {
   logger: Logger;
   /** A job due and not taken, and how long `name`'s worker started none, when that is a takeover. */
   notTakingJobs(name: string): Promise<{ jobId: string; idleMs: number } | undefined>;
-  /** Whether `name`'s queue is paused (from a dashboard): its jobs then wait by design. */
-  paused(name: string): Promise<boolean>;
+  /** Whether `name`'s queue holds its jobs back by design: paused, rate-limited or at its global concurrency. */
+  heldBack(name: string): Promise<boolean>;
 }
 
 /**
@@ -88,14 +88,16 @@ export class WorkerWatch {
     this.checking = true;
     try {
       for (const [name, entry] of [...this.watched]) {
-        const stuck =
+        let stuck =
           entry.running < entry.concurrency
             ? await this.options.notTakingJobs(name).catch(() => undefined) // Redis away: nothing to judge
             : undefined;
+        // Held back by design: judged afresh, over two checks, once the queue lets jobs go again.
+        if (stuck && (entry.worker.isPaused() || (await this.options.heldBack(name).catch(() => true))))
+          stuck = undefined;
         const suspect = entry.suspect;
         entry.suspect = stuck?.jobId;
         if (!stuck || stuck.jobId !== suspect || this.closed || this.watched.get(name) !== entry) continue;
-        if (entry.worker.isPaused() || (await this.options.paused(name).catch(() => true))) continue;
         this.restarts.set(name, { count: (this.restarts.get(name)?.count ?? 0) + 1, at: Date.now() });
         this.options.logger.warn(
           `Worker ${name} took no job for ${Math.round(stuck.idleMs / 1000)} s while one was due and it had room: closed, and started again on a new connection`,
