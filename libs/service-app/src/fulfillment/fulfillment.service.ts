@@ -211,7 +211,8 @@ export class FulfillmentService implements OnApplicationBootstrap {
   /**
    * Runs a dead letter again, now (only the handlers that failed). The order's gate still decides:
    * an order reported `failed` is never delivered; a refused replay throws JobRefusedError.
-   * @throws HubtelDeadLetterNotFoundError (unknown id), HubtelNotDeadLetterError (not dead).
+   * @throws HubtelDeadLetterNotFoundError (`HUBTEL_NOT_FOUND`: unknown id),
+   *   HubtelNotDeadLetterError (`HUBTEL_STORE_CONFLICT`: not dead).
    */
   async replayDeadLetter(id: string): Promise<void> {
     await this.pipeline.replayDeadLetter(id);
