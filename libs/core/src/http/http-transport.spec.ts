@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { HttpService } from '@nestjs/axios';
-import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
+import { Logger, type LoggerService } from '@nestjs/common';
 import axios from 'axios';
 import { FakeHttpServer, closedPort } from '../../../../test/support/fake-http-server.js';
 import {
@@ -549,8 +549,6 @@ describe.each([
     });
 
     it("with Nest's Logger, builds the debug lines only when debug is on", async () => {
-      const holder = Logger as unknown as { logLevels?: LogLevel[] };
-      const saved = holder.logLevels;
       const debug = jest.spyOn(Logger.prototype, 'debug').mockImplementation(() => undefined);
       fake.route('POST', '/send', () => ({ status: 200, body: {} }));
       const send = () =>
@@ -574,7 +572,7 @@ describe.each([
         expect(lines.join('\n')).not.toContain('233241234567');
       } finally {
         debug.mockRestore();
-        holder.logLevels = saved;
+        Logger.overrideLogger(['verbose', 'debug', 'log', 'warn', 'error', 'fatal']);
       }
     });
   });
