@@ -8,6 +8,7 @@ import { BenchRedis } from '../lib/redis-server.js';
 import { percentile } from '../lib/stats.js';
 import { PROBE_HEADER } from '../inbound/latency-probe.js';
 import type { LoopReport } from '../lib/loop-watch.js';
+import { busyShare, machineCpu } from '../lib/machine.js';
 
 /** What the two-instance BullMQ run measured: callback arrival (either replica) → handler start (either). */
 export interface ReplicaLatency {
@@ -32,6 +33,13 @@ export interface ReplicaLatency {
   cpuUsPerRequest: number;
   /** redis-server's own CPU over the same window, per request. */
   redisCpuUsPerRequest: number;
+  /** This process's CPU over the window, per request: the load generator and the callback receiver. */
+  driverCpuUsPerRequest: number;
+  /**
+   * The share of the whole machine (both cores) busy over the window, 0 to 1 (undefined off Linux):
+   * near 1, requests queue for a core and the p99 measures capacity more than work per request.
+   */
+  machineBusy: number | undefined;
   /**
    * The replicas' event loops over the window: the larger delay p99 and max of the two, their
    * collector time per request (µs) and longest pause.
@@ -134,9 +142,13 @@ export async function measureBullmqReplicas(
     await Promise.all(replicas.map((replica) => replica.request('latency-start')));
     const cpuBefore = await Promise.all(replicas.map(cpuOf));
     const redisBefore = await redis.cpuUs();
+    const driverBefore = process.cpuUsage();
+    const machineBefore = machineCpu();
     const http = await drive(latency.durationSec, true);
     // Handlers run after the 200 (on a worker): let the last ones start, and their jobs end.
     await sleep(500);
+    const machineAfter = machineCpu();
+    const driver = process.cpuUsage(driverBefore);
     const cpuAfter = await Promise.all(replicas.map(cpuOf));
     const redisAfter = await redis.cpuUs();
     const reports = await Promise.all(replicas.map((replica) => replica.request('latency-report')));
@@ -243,6 +255,8 @@ export async function measureBullmqReplicas(
       },
       cpuUsPerRequest: (cpuAfter[0]! - cpuBefore[0]! + cpuAfter[1]! - cpuBefore[1]!) / sent,
       redisCpuUsPerRequest: (redisAfter - redisBefore) / sent,
+      driverCpuUsPerRequest: (driver.user + driver.system) / sent,
+      machineBusy: busyShare(machineBefore, machineAfter),
       count: sorted.length,
       lost: arrived.size - sorted.length + wrong,
       notCalledBack,

@@ -179,7 +179,9 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
     `one right after the other (which goes first alternates from round to round), each with a fresh redis-server and fresh ` +
     `processes. A run's p99 is the median of its three thirds' p99s. CPU per request: user + system CPU of both replica ` +
     `processes (each answers requests and runs jobs) over the measured window and the 0.5 s after it, divided by the requests ` +
-    `sent in it; redis-server's own CPU is shown apart. The goals pair each round's suite and bare runs, and judge the median of ` +
+    `sent in it; redis-server's own CPU is shown apart. Machine busy: the share of both cores in use over the same window, ` +
+    `whoever used them (the replicas, Redis, the load generator and receiver in the bench's own process, the kernel); near ` +
+    `100% requests wait for a core, and a p99 there measures the machine's capacity more than the work per request. The goals pair each round's suite and bare runs, and judge the median of ` +
     `the rounds' ratios (the spread is shown beside it).\n\n` +
     replicas;
   return {
@@ -201,6 +203,10 @@ const REPLICA_LABEL: Record<ReplicaKind, string> = {
   suite: 'nestjs-hubtel, Redis store + BullMQ runner (defaults)',
   bare: 'bare: controller adds 1 BullMQ job, Worker',
 };
+
+/** The whole machine's busy share over a run's window, as a percentage ("n/a" off Linux). */
+const busyText = (run: ReplicaLatency) =>
+  run.machineBusy === undefined ? 'n/a' : `${(run.machineBusy * 100).toFixed(0)}%`;
 
 /** The p99 a two-replica run is judged on: the median of its thirds' p99s. */
 const p99Of = (run: ReplicaLatency) => median(run.windowP99);
@@ -240,7 +246,8 @@ export async function measureReplicas(
           log(
             `  2 replicas, ${kind}, ${rate} req/s, round ${round + 1}/${rounds}: ${run.count} handled, ` +
               `p50 ${run.p50.toFixed(2)} ms, p99 ${p99Of(run).toFixed(2)} ms (median of thirds), ` +
-              `CPU ${run.cpuUsPerRequest.toFixed(0)} µs/req (Redis ${run.redisCpuUsPerRequest.toFixed(0)}); ` +
+              `CPU ${run.cpuUsPerRequest.toFixed(0)} µs/req (Redis ${run.redisCpuUsPerRequest.toFixed(0)}, ` +
+              `load generator ${run.driverCpuUsPerRequest.toFixed(0)}); machine ${busyText(run)} busy; ` +
               `loop delay p99 ${run.loop.delayP99Ms.toFixed(1)} ms, max ${run.loop.delayMaxMs.toFixed(1)}; ` +
               `GC ${run.loop.gcUsPerRequest.toFixed(0)} µs/req (whole-heap ${run.loop.gcMajorUsPerRequest.toFixed(0)}), ` +
               `longest ${run.loop.gcMaxMs.toFixed(1)} ms; heap ${run.loop.heapUsedMb.toFixed(0)} MB; ` +
@@ -280,6 +287,7 @@ export async function measureReplicas(
         done.map((run) => run.cpuUsPerRequest.toFixed(0)).join(' / '),
         median(done.map((run) => run.cpuUsPerRequest)).toFixed(0),
         median(done.map((run) => run.redisCpuUsPerRequest)).toFixed(0),
+        done.map(busyText).join(' / '),
         [
           lost ? `${lost} requests refused, failed or not handled within 0.5 s of the load's end` : '',
           twice ? `${twice} handled twice` : '',
@@ -363,6 +371,7 @@ export async function measureReplicas(
       'CPU µs/req per round',
       'CPU µs/req',
       'Redis CPU µs/req',
+      'machine busy per round',
       'note',
     ],
     rows,
