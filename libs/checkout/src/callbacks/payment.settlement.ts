@@ -15,6 +15,7 @@ import {
   type CheckoutAttentionEvent,
   type CheckoutExpiredEvent,
   type CheckoutFailedEvent,
+  type CheckoutInvoiceEvent,
   type CheckoutPaidEvent,
   type CheckoutRejectedEvent,
 } from '../checkout.events.js';
@@ -61,8 +62,7 @@ export class CheckoutSettlement {
     // Given back by the merchant: final, whatever is verified later.
     if (invoice.status === 'refunded') return 'superseded';
     const paidAt = new Date().toISOString();
-    const event = dropUndefined<CheckoutPaidEvent>({
-      ...eventFields(invoice),
+    const event = invoiceEvent<CheckoutPaidEvent>(invoice, {
       checkoutId: invoice.checkoutId ?? evidence.checkoutId,
       amountPaid: evidence.amountPaid,
       source: evidence.source,
@@ -149,8 +149,7 @@ export class CheckoutSettlement {
     if (!result) return 'unknown';
     if (!result.changed) return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
     const stored = result.invoice;
-    const event = dropUndefined<CheckoutAttentionEvent>({
-      ...eventFields(stored),
+    const event = invoiceEvent<CheckoutAttentionEvent>(stored, {
       reason: attention.reason,
       message: attention.message,
       amounts: attention.amounts,
@@ -255,8 +254,7 @@ export class CheckoutSettlement {
     if (!result.changed && result.invoice.status !== 'failed')
       return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
     const failure = result.invoice.failure ?? { ...evidence, at };
-    const event = dropUndefined<CheckoutFailedEvent>({
-      ...eventFields(result.invoice),
+    const event = invoiceEvent<CheckoutFailedEvent>(result.invoice, {
       source: evidence.source,
       responseCode: failure.responseCode,
       status: failure.status,
@@ -293,8 +291,7 @@ export class CheckoutSettlement {
     const invoice = result.invoice;
     // A failed invoice keeps its failure when it expires.
     const lastFailed = result.changed ? before.status === 'failed' : invoice.failure !== undefined;
-    const event = dropUndefined<CheckoutExpiredEvent>({
-      ...eventFields(invoice),
+    const event = invoiceEvent<CheckoutExpiredEvent>(invoice, {
       lastStatus: lastFailed ? 'failed' : 'pending',
       createdAt: invoice.createdAt,
       expiredAt: at,
@@ -346,8 +343,23 @@ export class CheckoutSettlement {
   }
 }
 
-/** What every recorded event says of its invoice. */
-function eventFields(invoice: CheckoutInvoice) {
+/**
+ * A recorded event: what every one says of its invoice, then its own `fields` (undefined ones left
+ * out). Assigned onto the invoice's fields, not spread: on Node 20, V8 builds an object literal that
+ * spreads and then adds keys on a slow path, and this runs for every payment.
+ */
+function invoiceEvent<T extends CheckoutInvoiceEvent>(
+  invoice: CheckoutInvoice,
+  fields: Omit<T, keyof CheckoutInvoiceEvent> & Partial<CheckoutInvoiceEvent>,
+): T {
   const { clientReference, checkoutId, amount, description, metadata } = invoice;
-  return { clientReference, account: invoiceAccount(invoice), checkoutId, amount, description, metadata };
+  const base = {
+    clientReference,
+    account: invoiceAccount(invoice),
+    checkoutId,
+    amount,
+    description,
+    metadata,
+  };
+  return dropUndefined(Object.assign(base, fields) as T);
 }

@@ -24,12 +24,30 @@ export function nextRecord(
   lastError?: string,
   followUps?: ReadonlyArray<{ storeKey: string }>,
 ): JobRecord {
-  const { deferred: _deferred, lastError: _lastError, settling: _settling, ...kept } = job;
-  const next: JobRecord = { ...kept, status, attempts, updatedAt };
+  // A dispatch without `keepResults` has no `results` key.
+  const next = copyRecord(job, (key, value) =>
+    key === 'results' ? value !== undefined : key !== 'deferred' && key !== 'lastError' && key !== 'settling',
+  );
+  next.status = status;
+  next.attempts = attempts;
+  next.updatedAt = updatedAt;
   if (lastError !== undefined) next.lastError = lastError;
   if (followUps?.length) next.then = followUps.map((f) => f.storeKey);
-  if (next.results === undefined) delete next.results; // a dispatch without `keepResults`
   return next;
+}
+
+/**
+ * A record's keys that `keep` accepts, in their order. Copied key by key rather than with a rest
+ * pattern and a spread: on Node 20, V8 builds those (and any key added to them) on a slow path, and
+ * this runs at every settle.
+ */
+function copyRecord(job: JobRecord, keep: (key: string, value: unknown) => boolean): JobRecord {
+  const out: Record<string, unknown> = {};
+  for (const key in job) {
+    const value = job[key as keyof JobRecord];
+    if (keep(key, value)) out[key] = value;
+  }
+  return out as unknown as JobRecord;
 }
 
 /**
@@ -93,7 +111,9 @@ function union(base: JobRecord, other: JobRecord): JobRecord {
 
 /** What a done job's record keeps with `compactWhenDone`: enough to recognise its key. */
 function compact(done: JobRecord, definition: JobDefinition<any>): JobRecord {
-  const { results: _results, state: _state, lastError: _error, ...rest } = done;
-  const payload = definition.compactWhenDone!(done.payload, done);
-  return { ...rest, payload, doneHandlers: NO_HANDLERS, compacted: true };
+  const compacted = copyRecord(done, (key) => key !== 'results' && key !== 'state' && key !== 'lastError');
+  compacted.payload = definition.compactWhenDone!(done.payload, done);
+  compacted.doneHandlers = NO_HANDLERS;
+  compacted.compacted = true;
+  return compacted;
 }
