@@ -51,3 +51,55 @@ describe('InProcessJobRunner.repeat (the memory deployment runs repeated tasks t
     expect(new Set(calls)).toEqual(new Set(['first']));
   });
 });
+
+describe('InProcessJobRunner.drain (tests and shutdown wait on it)', () => {
+  const request = (storeKey: string, delayMs?: number) => ({ storeKey, type: 'job', run: 1, delayMs });
+  const settled = { kind: 'settled' } as const;
+
+  it("waits for its own pipeline's runs, retries included, not for another pipeline's", async () => {
+    const runner = new InProcessJobRunner();
+    const attempts = new Map<string, number>();
+    await runner.start('a', async (key) => {
+      const n = (attempts.get(key) ?? 0) + 1;
+      attempts.set(key, n);
+      await pause(5);
+      return n < 3 ? { kind: 'retry', delayMs: 5, error: 'again' } : settled;
+    });
+    // Pipeline b's one run waits for a wake that never comes before the test ends.
+    await runner.start('b', async () => ({
+      kind: 'defer',
+      until: Date.now() + 60_000,
+      woken: async () => false,
+    }));
+    await runner.enqueue('b', request('b1'));
+    for (const key of ['a1', 'a2', 'a3']) await runner.enqueue('a', request(key));
+    await runner.enqueue('a', request('a1')); // the same run asked twice is held once
+    await runner.drain('a');
+    expect([...attempts.values()]).toEqual([3, 3, 3]);
+    let bDrained = false;
+    void runner.drain('b').then(() => (bDrained = true));
+    await pause(30);
+    expect(bDrained).toBe(false);
+    await runner.stop('b'); // drops b's waiting run, so its drain ends
+    await until(() => bDrained);
+  });
+
+  it('is idle again once a pipeline has run thousands of jobs, and holds a new one after', async () => {
+    const runner = new InProcessJobRunner();
+    let ran = 0;
+    await runner.start('a', async () => {
+      ran++;
+      return settled;
+    });
+    for (let i = 0; i < 5_000; i++) await runner.enqueue('a', request(`k${i}`));
+    await runner.drain('a');
+    expect(ran).toBe(5_000);
+    let drained = false;
+    await runner.enqueue('a', request('late', 20));
+    void runner.drain('a').then(() => (drained = true));
+    await pause(5);
+    expect(drained).toBe(false);
+    await until(() => drained);
+    expect(ran).toBe(5_001);
+  });
+});

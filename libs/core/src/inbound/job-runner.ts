@@ -77,6 +77,8 @@ export class InProcessJobRunner implements JobRunner {
   readonly local = true;
   private readonly executors = new Map<string, JobExecutor>();
   private readonly held = new Map<string, Held>();
+  /** Runs held per pipeline, so `drain` never scans `held`: n runs ending cost n steps, not n². */
+  private readonly heldPerPipeline = new Map<string, number>();
   private readonly repeated = new Map<string, Repeated>();
   private idleWaiters: Array<() => void> = [];
 
@@ -126,30 +128,35 @@ export class InProcessJobRunner implements JobRunner {
     for (const [id, held] of this.held)
       if (id.startsWith(`${pipeline}\n`) && !held.running) {
         clearTimeout(held.timer);
-        this.release(id);
+        this.release(pipeline, id);
       }
     await this.drain(pipeline);
   }
 
   async drain(pipeline: string): Promise<void> {
-    const prefix = `${pipeline}\n`;
-    while ([...this.held.keys()].some((id) => id.startsWith(prefix)))
+    while (this.heldPerPipeline.has(pipeline))
       await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
   private later(pipeline: string, storeKey: string, delayMs: number): void {
     const id = this.id(pipeline, storeKey);
-    const held = this.held.get(id) ?? { running: false };
+    const held = this.held.get(id) ?? this.hold(pipeline, id);
     clearTimeout(held.timer);
     held.timer = setTimeout(() => void this.run(pipeline, storeKey, id, held), delayMs);
     // A retry or a deferral never keeps the process alive; a first run does (it was acknowledged).
     if (delayMs > 0) held.timer.unref();
+  }
+
+  private hold(pipeline: string, id: string): Held {
+    const held: Held = { running: false };
     this.held.set(id, held);
+    this.heldPerPipeline.set(pipeline, (this.heldPerPipeline.get(pipeline) ?? 0) + 1);
+    return held;
   }
 
   private async run(pipeline: string, storeKey: string, id: string, held: Held): Promise<void> {
     const execute = this.executors.get(pipeline);
-    if (!execute) return this.release(id);
+    if (!execute) return this.release(pipeline, id);
     held.running = true;
     held.timer = undefined;
     let outcome: JobRunOutcome;
@@ -160,15 +167,19 @@ export class InProcessJobRunner implements JobRunner {
       outcome = { kind: 'retry', delayMs: 1_000, error: 'store' };
     }
     held.running = false;
-    if (outcome.kind === 'settled' || !this.executors.has(pipeline)) return this.release(id);
+    if (outcome.kind === 'settled' || !this.executors.has(pipeline)) return this.release(pipeline, id);
     if (outcome.kind === 'retry') return this.later(pipeline, storeKey, outcome.delayMs);
     // Set to wait first, then asked for a wake: a duplicate that came before either is seen.
     this.later(pipeline, storeKey, Math.max(0, outcome.until - Date.now()));
     if (await outcome.woken().catch(() => false)) this.later(pipeline, storeKey, 0);
   }
 
-  private release(id: string): void {
-    this.held.delete(id);
+  /** Waiters are woken when a pipeline has nothing left held here (each checks its own). */
+  private release(pipeline: string, id: string): void {
+    if (!this.held.delete(id)) return;
+    const left = this.heldPerPipeline.get(pipeline)! - 1;
+    if (left > 0) return void this.heldPerPipeline.set(pipeline, left);
+    this.heldPerPipeline.delete(pipeline);
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
