@@ -37,13 +37,13 @@ export function nextRecord(
 }
 
 /**
- * A record's keys that `keep` accepts, in their order. Copied key by key rather than with a rest
+ * A record's own keys that `keep` accepts, in their order. Copied key by key rather than with a rest
  * pattern and a spread: on Node 20, V8 builds those (and any key added to them) on a slow path, and
  * this runs at every settle.
  */
 function copyRecord(job: JobRecord, keep: (key: string, value: unknown) => boolean): JobRecord {
   const out: Record<string, unknown> = {};
-  for (const key in job) {
+  for (const key of Object.keys(job)) {
     const value = job[key as keyof JobRecord];
     if (keep(key, value)) out[key] = value;
   }
